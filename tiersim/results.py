@@ -12,6 +12,14 @@ name -> tier fields and ``tier_order`` lists the names cheapest first (sorted JS
 order); ``router`` and ``savings`` are maps; ``savings`` is
 ``null`` when not computed. Key names are stable: sweeps, the report and the golden test read
 them.
+
+Parts of it are in these modules, and every name they define that callers import is
+importable from here as well:
+
+- :mod:`tiersim.results_figures`: plain JSON values, :data:`SIG_DIGITS` rounding,
+  :func:`within_limit` and the printed figure (:func:`figure_text`);
+- :mod:`tiersim.results_accuracy`: the accuracy floor (:data:`FLOOR_TOLERANCE`,
+  :func:`reaches_floor`, :func:`baseline_floor`) and the digits it is printed with.
 """
 
 from __future__ import annotations
@@ -26,84 +34,37 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import parse_json
-
-SIG_DIGITS = 10
-"""Significant digits kept for floats in summary.json."""
+from tiersim.results_accuracy import (  # noqa: F401 - re-exported
+    FLOOR_TOLERANCE,
+    accuracy_name,
+    accuracy_words,
+    baseline_floor,
+    floor_digits,
+    floor_pair,
+    percent_as_given,
+    reaches_floor,
+)
+from tiersim.results_figures import (  # noqa: F401 - re-exported
+    SIG_DIGITS,
+    _fields,
+    _unknown,
+    as_given,
+    digits_apart,
+    dumps,
+    figure_text,
+    over_digits,
+    plain,
+    round_sig,
+    sig_order,
+    within_limit,
+)
 
 CostModel = Literal["attributed", "provisioned", "fixed_per_request"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Plain JSON values
-
-
-def plain(value: Any) -> Any:
-    """``value`` as plain JSON values: dataclasses and dicts to dicts, tuples to lists, numpy
-    scalars to Python numbers, floats rounded to :data:`SIG_DIGITS` (NaN and inf to None)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "to_json"):
-            return value.to_json()
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
-        return [plain(v) for v in value]
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return round_sig(float(value))
-    return value
-
-
-def round_sig(x: float) -> float | None:
-    """``x`` to SIG_DIGITS significant digits; None for NaN or infinity."""
-    if not math.isfinite(x):
-        return None
-    return float(f"{x:.{SIG_DIGITS}g}")
-
-
-def sig_order(x: float) -> tuple[int, float]:
-    """``x`` as a sort key at the digits :func:`round_sig` keeps, total over every float:
-    finite values by their rounded value, then infinity, then NaN; minus infinity first.
-    (:func:`round_sig` gives None for both, which no float compares with: a design of infinite
-    cost made the plan's sort raise TypeError.)"""
-    if math.isnan(x):
-        return (2, 0.0)
-    if math.isinf(x):
-        return (1 if x > 0 else -1, 0.0)
-    return (0, round_sig(x))
-
-
-def within_limit(value: float, limit: float) -> bool:
-    """``value <= limit`` as the written numbers read: ``value`` at the :data:`SIG_DIGITS`
-    significant digits summary.json and plan.json keep. A limit copied from a written value
-    is then met by the fleet that measured it, and a written value at or under a written
-    limit reads as met (compared at full precision, a p99 copied as its SLO missed it by less
-    than 1e-11). A value that is not finite is compared as it is."""
-    shown = round_sig(value) if math.isfinite(value) else value
-    return shown <= limit
-
-
-def dumps(data: dict) -> str:
-    """Stable JSON text: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(plain(data), sort_keys=True, indent=2) + "\n"
-
-
-def _fields(obj) -> dict[str, Any]:
-    """A dataclass's fields as plain JSON values."""
-    return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Run summary
 
 
 @dataclass(frozen=True)
@@ -348,77 +309,6 @@ def split_words(replicas: int, prefill: int | None) -> str:
     return "" if prefill is None else f" ({prefill}P {replicas - prefill}D)"
 
 
-FLOOR_TOLERANCE = 1e-9
-"""A fleet meets the accuracy floor when its accuracy is at least the floor less this."""
-
-
-def accuracy_words(accuracy_source: dict[str, str]) -> list[str]:
-    """The distinct accuracy sources of some tiers (``labels``, ``scenario``, ``prior``),
-    sorted; ``["scenario"]`` for none."""
-    return sorted({str(v) for v in accuracy_source.values()}) or ["scenario"]
-
-
-def baseline_floor(floor: float | None, accuracy: float) -> float:
-    """The accuracy a uniform fleet must reach to be the baseline of a fleet of ``accuracy``:
-    the floor, or where none is set that fleet's own accuracy (a cheaper, less accurate fleet
-    is not a like-for-like baseline). ``tiersim run`` and ``tiersim plan`` both hold their
-    uniform fleets to it."""
-    return accuracy if floor is None else floor
-
-
-def reaches_floor(accuracy: float, floor: float) -> bool:
-    """Whether ``accuracy`` reaches ``floor`` (less :data:`FLOOR_TOLERANCE`)."""
-    return bool(accuracy >= floor - FLOOR_TOLERANCE)
-
-
-def over_digits(value: float, limit: float, digits: int) -> int:
-    """Significant digits to print a p99 ``value`` beside its ``limit`` with: ``digits``, or
-    more where ``digits`` print a value over the limit (:func:`within_limit`) as the limit
-    itself ("tpot_p99_s 0.02219 vs limit 0.02219", missed); at most :data:`SIG_DIGITS`."""
-    if not (math.isfinite(value) and math.isfinite(limit)) or within_limit(value, limit):
-        return digits
-    return digits_apart(value, limit, digits)
-
-
-def digits_apart(a: float, b: float, digits: int) -> int:
-    """Significant digits to print two different numbers with so that they read apart:
-    ``digits``, or more where ``digits`` print them alike; at most :data:`SIG_DIGITS`."""
-    for n in range(digits, SIG_DIGITS + 1):
-        if f"{a:.{n}g}" != f"{b:.{n}g}":
-            return n
-    return SIG_DIGITS
-
-
-def floor_pair(accuracy: float, floor: float, percent: bool = True) -> tuple[str, str]:
-    """``accuracy`` and the ``floor`` it is held to as the plan prints them: in percent, the
-    floor as :func:`percent_as_given` writes it (0.8 is 80.00%), the accuracy at its decimals
-    or at as many more as tell a missed floor from it (before, both at four: a floor of 0.94885
-    read "floor 0.9488" beside "fitted to 0.94885", and an accuracy under it by less than 5e-5
-    printed as the floor it missed). ``percent=False`` gives fractions at four decimals at least
-    (0.8000), as ``tiersim analytic`` prints its accuracies."""
-    scale, unit, least = (100, "%", 2) if percent else (1, "", 4)
-    value, limit = scale * accuracy, scale * floor
-    given = next((d for d in range(least, 11) if abs(round(limit, d) - limit) < 1e-11 * scale), 10)
-    shown = given
-    if not reaches_floor(accuracy, floor):
-        while shown < 10 and f"{value:.{shown}f}" == f"{limit:.{shown}f}":
-            shown += 1
-    return f"{value:.{shown}f}{unit}", f"{limit:.{given}f}{unit}"
-
-
-def floor_digits(floor: float, accuracy: float | None, digits: int) -> int:
-    """Significant digits to print ``floor`` (and ``accuracy`` beside it) with: ``digits``, or
-    more where ``digits`` print the two alike though the floor is missed by more than
-    :data:`FLOOR_TOLERANCE` (a floor of 0.944040 under an accuracy of 0.9440382 read "accuracy
-    94.4 % under 94.4 %" and "accuracy floor 94.4 %: MISSED" beside "accuracy 94.40 %").
-    The same digits serve a fraction and its percentage (x100 moves no digit); at most
-    :data:`SIG_DIGITS`, the precision summary.json keeps."""
-    if accuracy is None or not (math.isfinite(floor) and math.isfinite(accuracy)) \
-            or reaches_floor(accuracy, floor):
-        return digits
-    return digits_apart(floor, accuracy, digits)
-
-
 def saved_share(cost: float | None, baseline: float | None) -> float | None:
     """The share of ``baseline`` saved at ``cost``, ``1 - cost / baseline`` (below 0 when
     ``cost`` is dearer), float noise aside (:func:`without_noise`: 0.1 + 0.2 USD against 0.3
@@ -506,36 +396,6 @@ def share_text(share: float) -> str:
     if "e-" not in text:  # from 1e-4 % up figure_text's digits are plain
         return figure_text(share, " %", 100)
     return f"{Decimal(text):f} %"  # 2.86e-06 as 0.00000286, the same 3 figures
-
-
-def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
-    """A figure as tiersim prints it: ``value * scale`` to ``digits`` significant figures,
-    trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
-    number with thousands separators, within 1e-9 of 0 as 0, with ``unit`` after; a whole
-    number unscaled (a Python or numpy integer: a count taken from an array) as it is; '-' when
-    missing (None, or NaN of any float type: a mean over no request). The one formatter of
-    the console (``tiersim run``), a plan's lines and the planner's words, so a figure reads
-    alike in each."""
-    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
-        return "-"
-    if isinstance(value, int | np.integer) and scale == 1.0:  # np.int64(17) read "17.0"
-        return f"{int(value):,}{unit}"
-    scaled = value * scale
-    if abs(scaled) < 1e-9:
-        return f"0{unit}"
-    if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
-        return f"{scaled:,.0f}{unit}"
-    text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
-    return f"{text.removesuffix('.')}{unit}"
-
-
-def as_given(value: Any) -> Any:
-    """A number the user gave (an SLO, a floor, a router setting) as text, as given: to the 10
-    significant digits the JSON files keep, no zeros added (a limit of 0.01868 is not rounded
-    to the 0.0187 a figure beside it reads); anything else as it is."""
-    if isinstance(value, float):
-        return f"{value:.10g}"
-    return value
 
 
 MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "dropped", "accuracy")
@@ -774,7 +634,6 @@ class ResponseCacheResult:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""
         return _fields(self)
-
 
 
 @dataclass(frozen=True)
@@ -1052,18 +911,6 @@ class RunResult:
             raise TiersimError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})"
                                "; rerun `tiersim run`") from None
         return cls.from_json(text, str(path))
-
-
-def percent_as_given(fraction: float) -> str:
-    """A floor as a percentage at the decimals it was given with, two at least (0.93 is
-    93.00%, 0.94995 is 94.995%; at two, 94.99% read under the floor set)."""
-    return floor_pair(fraction, fraction)[1]
-
-
-def accuracy_name(basis: str | None) -> str:
-    """An accuracy's name by what it is scored on: "accuracy (realised draws)" on the
-    ``realised`` basis, else "expected accuracy" (every output names it so)."""
-    return "accuracy (realised draws)" if basis == "realised" else "expected accuracy"
 
 
 def _oneline(err: Exception) -> str:
@@ -1419,10 +1266,6 @@ def _sessions_from(data: dict | None) -> SessionResult | None:
     return _build(SessionResult, data, at="sessions", step_types=kinds)
 
 
-# ---------------------------------------------------------------------------------------------
-# Capacity plan
-
-
 @dataclass(frozen=True)
 class PlanResult:
     """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
@@ -1478,8 +1321,3 @@ class PlanResult:
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
-
-
-def _unknown(value: float | None) -> bool:
-    """True for a missing figure: None, or NaN (a mean over no request)."""
-    return value is None or value != value

@@ -1,0 +1,131 @@
+"""Figures as ``summary.json`` and ``plan.json`` write them and as tiersim prints them.
+
+Plain JSON values (:func:`plain`, :func:`dumps`), floats rounded to :data:`SIG_DIGITS`
+significant digits (:func:`round_sig`), a p99 compared with its limit at those digits
+(:func:`within_limit`), and the one formatter of a printed figure (:func:`figure_text`). Every
+name here is importable from :mod:`tiersim.results` as well.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+SIG_DIGITS = 10
+"""Significant digits kept for floats in summary.json."""
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON values: dataclasses and dicts to dicts, tuples to lists, numpy
+    scalars to Python numbers, floats rounded to :data:`SIG_DIGITS` (NaN and inf to None)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "to_json"):
+            return value.to_json()
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [plain(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return round_sig(float(value))
+    return value
+
+
+def round_sig(x: float) -> float | None:
+    """``x`` to SIG_DIGITS significant digits; None for NaN or infinity."""
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.{SIG_DIGITS}g}")
+
+
+def sig_order(x: float) -> tuple[int, float]:
+    """``x`` as a sort key at the digits :func:`round_sig` keeps, total over every float:
+    finite values by their rounded value, then infinity, then NaN; minus infinity first.
+    (:func:`round_sig` gives None for both, which no float compares with: a design of infinite
+    cost made the plan's sort raise TypeError.)"""
+    if math.isnan(x):
+        return (2, 0.0)
+    if math.isinf(x):
+        return (1 if x > 0 else -1, 0.0)
+    return (0, round_sig(x))
+
+
+def within_limit(value: float, limit: float) -> bool:
+    """``value <= limit`` as the written numbers read: ``value`` at the :data:`SIG_DIGITS`
+    significant digits summary.json and plan.json keep. A limit copied from a written value
+    is then met by the fleet that measured it, and a written value at or under a written
+    limit reads as met (compared at full precision, a p99 copied as its SLO missed it by less
+    than 1e-11). A value that is not finite is compared as it is."""
+    shown = round_sig(value) if math.isfinite(value) else value
+    return shown <= limit
+
+
+def dumps(data: dict) -> str:
+    """Stable JSON text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(plain(data), sort_keys=True, indent=2) + "\n"
+
+
+def _fields(obj) -> dict[str, Any]:
+    """A dataclass's fields as plain JSON values."""
+    return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+
+
+def over_digits(value: float, limit: float, digits: int) -> int:
+    """Significant digits to print a p99 ``value`` beside its ``limit`` with: ``digits``, or
+    more where ``digits`` print a value over the limit (:func:`within_limit`) as the limit
+    itself ("tpot_p99_s 0.02219 vs limit 0.02219", missed); at most :data:`SIG_DIGITS`."""
+    if not (math.isfinite(value) and math.isfinite(limit)) or within_limit(value, limit):
+        return digits
+    return digits_apart(value, limit, digits)
+
+
+def digits_apart(a: float, b: float, digits: int) -> int:
+    """Significant digits to print two different numbers with so that they read apart:
+    ``digits``, or more where ``digits`` print them alike; at most :data:`SIG_DIGITS`."""
+    for n in range(digits, SIG_DIGITS + 1):
+        if f"{a:.{n}g}" != f"{b:.{n}g}":
+            return n
+    return SIG_DIGITS
+
+
+def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
+    """A figure as tiersim prints it: ``value * scale`` to ``digits`` significant figures,
+    trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
+    number with thousands separators, within 1e-9 of 0 as 0, with ``unit`` after; a whole
+    number unscaled (a Python or numpy integer: a count taken from an array) as it is; '-' when
+    missing (None, or NaN of any float type: a mean over no request). The one formatter of
+    the console (``tiersim run``), a plan's lines and the planner's words, so a figure reads
+    alike in each."""
+    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
+        return "-"
+    if isinstance(value, int | np.integer) and scale == 1.0:  # np.int64(17) read "17.0"
+        return f"{int(value):,}{unit}"
+    scaled = value * scale
+    if abs(scaled) < 1e-9:
+        return f"0{unit}"
+    if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
+        return f"{scaled:,.0f}{unit}"
+    text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
+    return f"{text.removesuffix('.')}{unit}"
+
+
+def as_given(value: Any) -> Any:
+    """A number the user gave (an SLO, a floor, a router setting) as text, as given: to the 10
+    significant digits the JSON files keep, no zeros added (a limit of 0.01868 is not rounded
+    to the 0.0187 a figure beside it reads); anything else as it is."""
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return value
+
+
+def _unknown(value: float | None) -> bool:
+    """True for a missing figure: None, or NaN (a mean over no request)."""
+    return value is None or value != value
