@@ -1,0 +1,324 @@
+"""The parts of a run summary: its tiers, router, sources, profile, response cache and
+sessions, and the model config and trace file it read.
+
+Each is a frozen dataclass with ``to_json()``; :class:`tiersim.results.RunResult` holds them.
+Every name here is importable from :mod:`tiersim.results` as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.results_figures import _fields, _unknown
+
+
+@dataclass(frozen=True)
+class ModelRead:
+    """What tiersim read from a tier's model config (:mod:`tiersim.model_read`), for a person
+    to check against the model card.
+
+    ``params`` / ``active_params``: the model's parameters (multi-token-prediction layers,
+    which tiersim does not serve, left out), and those one token passes through (top-k experts
+    only). ``weights_per_gpu_gb``: the tier's weights on each GPU of a replica
+    at its layout and formats (1e9 bytes; a speculative draft's not included).
+    ``kv_bytes_per_token``: KV-cache bytes one token takes on each GPU, at ``kv_dtype`` (the
+    KV-cache dtype the tier runs, ``auto`` resolved). ``weight_formats``: the weight format of
+    each module group the model has (``attention``, ``mlp`` (dense MLP), ``shared_experts``,
+    ``experts``, ``lm_head``), as ``precision: checkpoint`` resolves it or the tier's
+    precision sets it. ``config_sha256``: the SHA-256 of the ``config.json`` read (absent for
+    a catalogue model), so a rerun after the file was edited is told apart.
+    """
+
+    params: int
+    active_params: int
+    weights_per_gpu_gb: float
+    kv_bytes_per_token: float
+    kv_dtype: str
+    weight_formats: dict[str, str]
+    config_sha256: str | None = None
+
+    @property
+    def formats_words(self) -> str:
+        """Each module group's weight format: ``attention BF16, experts MXFP4, lm_head BF16``."""
+        return ", ".join(f"{group} {fmt}" for group, fmt in self.weight_formats.items())
+
+    def source_words(self, digits: int = 64) -> str:
+        """Where the model was read from: tiersim's catalogue, or a config.json and the first
+        ``digits`` hex digits of its SHA-256."""
+        if self.config_sha256 is None:
+            return "tiersim's catalogue"
+        return f"config.json sha256 {self.config_sha256[:digits]}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; no ``config_sha256`` for a catalogue model."""
+        out = _fields(self)
+        if out["config_sha256"] is None:
+            out.pop("config_sha256")
+        return out
+
+
+@dataclass(frozen=True)
+class TraceRead:
+    """The trace file a run read (:func:`tiersim.inputs.trace_read`): its ``file`` name (no
+    folder, so the same run writes the same bytes from any folder), the ``format`` it was read
+    as (``format: auto`` resolved) and the SHA-256 of its bytes, so a rerun on an edited or
+    replaced file is told apart."""
+
+    file: str
+    format: str
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class TierResult:
+    """One tier of a run (tiers are listed cheapest first).
+
+    ``cost_usd`` is the tier's cost under the run's cost model (the headline ledger);
+    ``attributed_cost_usd`` is its busy replica time x price beside it. ``requests`` counts the
+    requests answered on the tier (final tier), ``passes`` the passes it ran (first passes that
+    were admitted plus escalations). ``utilization``: busy replica-seconds over replicas x
+    duration; ``kv_peak_frac``: the largest KV use of any one replica over its capacity.
+    With prefix caching, ``prefix_hit_rate`` is the fraction of the tier's prompt tokens found
+    cached, ``prefix_hit_by_level`` the same per cache level (``gpu``, then offload levels) and
+    ``prefix_hit_bound`` what one unbounded cache would have found (None without caching).
+    With KV offload levels, the load-or-recompute rule's choices (:mod:`tiersim.engine.
+    kv_levels`), at each pass's first admission: ``offload_loads`` passes loaded the prefix
+    blocks they found in an offload level, ``offload_recomputes`` passes recomputed them instead
+    because the load was modelled slower than prefill, and ``prefix_recompute_rate`` is the
+    fraction of the tier's prompt tokens found cached but so recomputed (not in
+    ``prefix_hit_rate``); the three are absent from the JSON without offload levels.
+    ``model``: the tier's own model when it names one (a cascade across models; absent from
+    the JSON otherwise: the run's ``model``). ``prefill_replicas``: a disaggregated tier's
+    prefill replicas of ``replicas`` (absent for an aggregated tier). ``model_read``: what
+    tiersim read from the tier's model config (:class:`ModelRead`; None, and absent from the
+    JSON, in a summary written before it was recorded).
+    """
+
+    name: str
+    precision: str
+    replicas: int
+    gpus_per_replica: int
+    gpus: int
+    requests: int
+    share: float | None
+    passes: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    utilization: float | None
+    kv_peak_frac: float | None
+    kv_capacity_blocks: int
+    cost_usd: float | None
+    attributed_cost_usd: float
+    step_time_source: str
+    accuracy_source: str | None
+    prefix_hit_rate: float | None = None
+    prefix_hit_bound: float | None = None
+    prefix_hit_by_level: dict[str, float] | None = None
+    offload_loads: int | None = None
+    offload_recomputes: int | None = None
+    prefix_recompute_rate: float | None = None
+    model: str | None = None
+    dropped: int | None = None
+    prefill_replicas: int | None = None
+    model_read: ModelRead | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
+        out = _fields(self)
+        out.pop("name")
+        if out["model_read"] is None:  # a summary read back from before it was recorded
+            out.pop("model_read")
+        if out["model"] is None:  # the run's model
+            out.pop("model")
+        if out["prefill_replicas"] is None:  # an aggregated tier
+            out.pop("prefill_replicas")
+        if not out["dropped"]:  # a tier that dropped nothing
+            out.pop("dropped")
+        if out["offload_loads"] is None:  # a tier without offload levels
+            for key in OFFLOAD_FIELDS:
+                out.pop(key)
+        if len(self.prefix_hit_by_level or {}) > 1:  # JSON objects lose their order
+            out["prefix_level_order"] = list(self.prefix_hit_by_level)
+        return out
+
+
+OFFLOAD_FIELDS = ("offload_loads", "offload_recomputes", "prefix_recompute_rate")
+""":class:`TierResult` fields present only for tiers with KV offload levels."""
+
+
+@dataclass(frozen=True)
+class RouterResult:
+    """The router's decisions, scored.
+
+    ``basis``: what accuracy is scored on ("expected" or "realised", see
+    :mod:`tiersim.routing.accuracy`). ``fpr``/``fnr``: realised false positive / negative rates
+    against each request's needed tier (None when no request could have one).
+    ``accuracy_ci95``: 95% interval of the accuracy (Wilson's for 0/1 scores, else Agresti
+    and Coull's; ``tiersim.routing.metrics.accuracy_ci``).
+    ``floor_met``: accuracy at or
+    above the scenario's ``accuracy_floor`` (None without a floor); ``floor_met_ci95``: the
+    interval's lower end at or above it. ``escalation_rate``: share of requests a cascade sent
+    to its second tier, for either reason; ``escalation_refused_rate``: those of them sent on
+    because their first tier refused them at admission (no first pass ran; None, and absent
+    from the JSON, when there were none), the rest escalated on the confidence threshold.
+    """
+
+    policy: str
+    basis: str
+    accuracy: float | None
+    accuracy_ci95: tuple[float | None, float | None]
+    fpr: float | None
+    fnr: float | None
+    escalation_rate: float
+    silent_failure_rate: float
+    first_tier_shares: dict[str, float]
+    accuracy_floor: float | None = None
+    floor_met: bool | None = None
+    floor_met_ci95: bool | None = None
+    escalation_refused_rate: float | None = None
+
+    NO_INTERVAL = "none: fewer than two requests"
+    """What the accuracy's interval reads as where it has none: no request, or a summary
+    written before one request had an interval (tiersim's bootstrap needed two)."""
+
+    def interval_text(self, show) -> str:
+        """The accuracy's 95% interval as ``show(lo) - show(hi)``, or :attr:`NO_INTERVAL`."""
+        lo, hi = self.accuracy_ci95
+        if _unknown(lo) or _unknown(hi):
+            return self.NO_INTERVAL
+        return f"{show(lo)} - {show(hi)}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""
+        out = _fields(self)
+        if out["escalation_refused_rate"] is None:
+            out.pop("escalation_refused_rate")
+        return out
+
+
+NOTHING_SERVED_WORDS = "none (no requests served)"
+"""The latency's source where no pass ran (``Sources.latency``)."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where each group of numbers comes from, in words (latency, accuracy, cost)."""
+
+    latency: str
+    accuracy: str
+    cost: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class ProfileUsed:
+    """The step-time profile named by the scenario (None: roofline, or the GPU's default) and,
+    per tier, each operator table's source ("roofline", "harness on <device>", "measured:...").
+    ``checked``: how that profile's serving predictions matched measured runs
+    (:mod:`tiersim.fidelity`), or None when they were not checked (the roofline, a profile of
+    one's own)."""
+
+    name: str | None
+    sources: dict[str, dict[str, str]]
+    checked: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class ResponseCacheResult:
+    """What the cache did: hits, and the run with the cache against the same run without it.
+
+    ``*_without`` figures come from simulating every request (no cache); GPU-hours are busy
+    GPU-hours; ``cost_saved_usd`` is in the run's cost model (0 under provisioned cost: the
+    same fleet is paid for), ``attributed_saved_usd`` in busy time. Latencies cover every
+    request, a hit taking ``lookup_s``. ``unanswered``: requests whose key was cached from a
+    request the fleet then dropped (too long to serve): no answer to share, so not hits; they
+    count as dropped. Formulas: ``docs/metrics.md``; computed by :mod:`tiersim.response_cache`.
+    """
+
+    mode: str
+    size: int
+    lookup_s: float
+    key_source: str
+    requests: int
+    hits: int
+    hit_rate: float
+    gpu_hours_busy: float
+    gpu_hours_busy_without: float
+    gpu_hours_saved: float
+    cost_usd: float | None
+    cost_without_usd: float | None
+    cost_saved_usd: float | None
+    attributed_saved_usd: float
+    e2e_mean_s: float | None
+    e2e_mean_without_s: float | None
+    e2e_p50_s: float | None
+    e2e_p50_without_s: float | None
+    e2e_p99_s: float | None
+    e2e_p99_without_s: float | None
+    ttft_p50_s: float | None
+    ttft_p50_without_s: float | None
+    unanswered: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
+class StepTypeResult:
+    """One step type of an agentic run: steps, their accuracy, the final tiers' shares."""
+
+    step_type: str
+    requests: int
+    accuracy: float
+    final_tier_shares: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the step type is the key it sits under)."""
+        out = _fields(self)
+        out.pop("step_type")
+        return out
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """Per-task figures of an agentic run (one task = one ``session_id``).
+
+    ``task_latency_*``: first step's arrival to last step's finish (tasks with a dropped step
+    left out); ``task_success``: mean over tasks of the product of their steps' correctness;
+    ``success_misjudged_by``: per-request accuracy minus task success; ``latency_ratio_p50``:
+    median task latency / median request latency. Computed by :mod:`tiersim.session_metrics`.
+    """
+
+    tasks: int
+    completed_tasks: int
+    steps_per_task_mean: float
+    steps_per_task_max: int
+    task_latency_p50_s: float | None
+    task_latency_p99_s: float | None
+    task_latency_mean_s: float | None
+    task_success: float
+    cost_per_task_usd: float | None
+    per_request_accuracy: float
+    success_misjudged_by: float
+    request_e2e_p50_s: float | None
+    latency_ratio_p50: float | None
+    step_types: tuple[StepTypeResult, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; ``step_types`` as a map step type -> figures."""
+        out = _fields(self)
+        out["step_types"] = {s.step_type: s.to_json() for s in self.step_types}
+        return out

@@ -1,0 +1,290 @@
+"""Savings: a fleet's cost against the uniform fleets and the static split it is compared with.
+
+:class:`UniformBaseline` and :class:`SavingsResult` (a run summary's ``savings``), the basis
+fleets are compared and ranked on (:func:`saving_basis`, :func:`paid`, :func:`paid_order`),
+the share saved (:func:`saved_share`, :func:`paid_share`) and how a saving reads in words
+(:func:`share_text`, :func:`saving_without_share`, :func:`drain_words`). Every name here is
+importable from :mod:`tiersim.results` as well.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
+
+from tiersim.results_accuracy import reaches_floor
+from tiersim.results_figures import _fields, _unknown, digits_apart, figure_text, sig_order
+
+
+@dataclass(frozen=True)
+class UniformBaseline:
+    """Every request on one tier: its accuracy and cost under the run's cost model.
+
+    ``replicas`` is the simulated fleet's size (None for an estimate, or when no size met the
+    SLOs) of ``gpus_per_replica`` GPUs each; ``slo_met``: whether that fleet met the SLOs (None
+    when not simulated); ``prefill_replicas``: a disaggregated tier's split, its prefill
+    replicas of ``replicas`` (absent from the JSON for an aggregated tier); ``infeasible``: why
+    no size of the fleet meets the SLOs (absent from the JSON when one does);
+    ``cost_per_hour_usd``: the sized fleet's provisioned rate, replicas x GPUs x USD per
+    GPU-hour, what a saving per hour compares (absent from the JSON where there is none: an
+    estimate, no size met the SLOs, or a summary written before it).
+    """
+
+    tier: str
+    accuracy: float
+    cost_usd: float | None
+    replicas: int | None = None
+    slo_met: bool | None = None
+    gpus_per_replica: int | None = None
+    prefill_replicas: int | None = None
+    infeasible: str | None = None
+    cost_per_hour_usd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
+        out = _fields(self)
+        out.pop("tier")
+        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd"):
+            if out[key] is None:
+                out.pop(key)
+        return out
+
+    def size(self) -> str:
+        """``replicas x GPUs``, with a split tier's ``(nP mD)``; ``infeasible`` when no size
+        meets the SLOs; ``-`` for an estimate."""
+        if self.infeasible is not None:
+            return "infeasible"
+        if self.replicas is None:
+            return "-"
+        return fleet_size(self.replicas, self.gpus_per_replica or 1, self.prefill_replicas)
+
+
+def fleet_size(replicas: int, gpus: int, prefill: int | None = None) -> str:
+    """``replicas x GPUs``, with a split tier's ``(nP mD)``."""
+    return f"{replicas} x {gpus}{split_words(replicas, prefill)}"
+
+
+def split_words(replicas: int, prefill: int | None) -> str:
+    """`` (nP mD)`` for a split tier of ``replicas`` with ``prefill`` prefill replicas; ``""``
+    for an aggregated one."""
+    return "" if prefill is None else f" ({prefill}P {replicas - prefill}D)"
+
+
+def saved_share(cost: float | None, baseline: float | None) -> float | None:
+    """The share of ``baseline`` saved at ``cost``, ``1 - cost / baseline`` (below 0 when
+    ``cost`` is dearer), float noise aside (:func:`without_noise`: 0.1 + 0.2 USD against 0.3
+    saved -2.2e-16, a loss beside the 0 of the same comparison on the plan's basis); None where
+    either is missing or the baseline costs nothing, which takes in a baseline so near 0 USD
+    that the share is no finite number (a price of 1e-320 USD per GPU-hour: the console read
+    "-inf %" where summary.json held null)."""
+    if cost is None or baseline is None or not baseline > 0:
+        return None
+    share = 1.0 - cost / baseline
+    return without_noise(float(share)) if math.isfinite(share) else None
+
+
+PER_HOUR = "per_hour"
+"""``saving_basis`` of a saving under ``provisioned`` cost: shares of USD/hour."""
+
+OVER_THE_TRACE = "over_the_trace"
+"""``saving_basis`` under any other cost model: shares of the cost over the trace."""
+
+
+def saving_basis(cost_model: str | None) -> str:
+    """What fleets are compared on, as the planner ranks them (:func:`paid_order`): under
+    ``provisioned`` cost their USD/hour (:data:`PER_HOUR`: two fleets of one rate differ over
+    the trace only by their drain after the last arrival), else their cost over the trace
+    (:data:`OVER_THE_TRACE`: what is paid there)."""
+    return PER_HOUR if cost_model == "provisioned" else OVER_THE_TRACE
+
+
+def basis_words(basis: str | None, share: float | None) -> str:
+    """" per hour" after a ``share`` (a saving, "% dearer") compared per hour (``basis``:
+    :func:`saving_basis`), else "": also where no share is given (a free baseline's gap, in USD
+    over the trace, or none)."""
+    return " per hour" if basis == PER_HOUR and share is not None else ""
+
+
+def paid(cost_model: str | None, cost_usd: float | None, rate: float | None) -> float | None:
+    """What a fleet is compared on (:func:`saving_basis`): ``rate`` (USD/hour) under
+    ``provisioned`` cost, else ``cost_usd`` over the trace."""
+    return rate if saving_basis(cost_model) == PER_HOUR else cost_usd
+
+
+def paid_order(cost_model: str | None, cost_usd: float, rate: float, tiers: int,
+               replicas: int, accuracy: float) -> tuple:
+    """The order fleets meeting every constraint are chosen in, by ``tiersim plan`` for its
+    plan and both ``tiersim plan`` and ``tiersim run`` for the uniform baseline of a saving:
+    what is paid first (:func:`paid`, as the JSON files write it: 10 significant digits, so
+    sums of one price in another order tie); at a tie the fewer tiers, then the fewer
+    replicas, then the cost over the trace, then the higher accuracy. A fleet whose rate is
+    not known (none given) comes after every fleet whose rate is, as an infinite one does
+    (:func:`sig_order`: NaN last)."""
+    basis = paid(cost_model, cost_usd, rate)
+    return (sig_order(math.inf if basis is None else basis), tiers, replicas,
+            sig_order(cost_usd), -accuracy)
+
+
+def paid_share(cost_model: str | None, fleet: tuple[float | None, float | None],
+               baseline: tuple[float | None, float | None]) -> float | None:
+    """The share of ``baseline`` saved by ``fleet``, each ``(cost over the trace, USD/hour)``,
+    on the basis they are ranked on (:func:`paid`; :func:`saved_share`, float noise aside)."""
+    return saved_share(paid(cost_model, *fleet), paid(cost_model, *baseline))
+
+
+SHARE_NOISE = 1e-12
+"""A share of one cost in another within this of 0 is 0 (:func:`without_noise`), and only such
+a share prints as 0 (:func:`share_text`)."""
+
+
+def without_noise(share: float | None) -> float | None:
+    """A share of one cost in another, 0 within :data:`SHARE_NOISE`: two sums of one set of
+    prices may differ in their last bits (fp8 3 + bf16 1 at 14 USD/hour was -1.11e-16 dearer
+    than bf16 4 in plan.json, and a share's sign picks "saves" or "costs ... more")."""
+    return 0.0 if share is not None and abs(share) < SHARE_NOISE else share
+
+
+def share_text(share: float) -> str:
+    """A share (a saving, "% dearer") as a percentage, as :func:`figure_text` prints one (3
+    significant figures, ``" %"``), but in plain digits however small (a share of 2.86e-08
+    reads "0.00000286 %", where it read "2.86e-06 %"), and "0 %" only where
+    :func:`without_noise` makes it 0: the word its sign picks ("saves", "dearer") never stands
+    beside a 0 (a share of -5e-12 read "costs 0 % more", figure_text's 0 being 1e-9)."""
+    share = without_noise(share)
+    if share == 0:
+        return "0 %"
+    text = f"{share * 100:#.3g}"
+    if "e-" not in text:  # from 1e-4 % up figure_text's digits are plain
+        return figure_text(share, " %", 100)
+    return f"{Decimal(text):f} %"  # 2.86e-06 as 0.00000286, the same 3 figures
+
+
+def saving_without_share(frac: float | None, usd: float | None) -> str | None:
+    """A saving whose baseline costs 0 USD (a free tier, prices of 0) has no share to save
+    (1 - cost / 0): its USD gap in words instead, negative when this fleet costs more; None
+    where the share exists, or no gap is known (no baseline). The console and the report
+    print it in place of the percentage, which would otherwise be a bare dash."""
+    if frac is not None or usd is None:
+        return None
+    gap = 0.0 if abs(usd) < 1e-12 else usd
+    return f"{gap:.3g} USD (the baseline costs 0 USD: no percentage)"
+
+
+def drain_words(rates: tuple[float | None, float | None],
+                durations: tuple[float | None, float | None], cost_model: str) -> str | None:
+    """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each
+    is paid until it finishes its last request (``durations``, seconds), so the whole gap is the
+    drain after the last arrival, not a cheaper fleet (it fades as the trace lengthens); None
+    for any other pair, for two free fleets (0 USD/hour: both cost 0, there is no gap), or
+    where a rate or duration is not known; the durations at 4 significant digits, or as many
+    more as print them apart (:func:`digits_apart`).
+    ``tiersim plan`` and ``tiersim run`` both say it this way
+    (:func:`tiersim.plan.planner.drain_gap`, :func:`tiersim.savings.savings_result`)."""
+    if (cost_model != "provisioned" or None in (*rates, *durations)
+            or durations[0] == durations[1] or not math.isclose(*rates, rel_tol=1e-9)
+            or not rates[0] > 0):
+        return None
+    n = digits_apart(*durations, 4)  # 346.79 s against 346.82 s, not 346.8 against 346.8
+    return (f"both {_plain(rates[0], 4)} USD/hour: the gap is the drain after the last arrival, "
+            f"{_plain(durations[0], n)} s against {_plain(durations[1], n)} s, not a cheaper "
+            "fleet")
+
+
+def _plain(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant figures, no zeros added (14, not 14.0), and from
+    ``10 ** digits`` up a whole number with thousands separators, never in e-notation: a
+    3-hour trace's drain read "1.08e+04 s against 1.081e+04 s", a 28,673 USD/hour fleet
+    "2.867e+04 USD/hour"."""
+    if abs(float(f"{value:.{digits}g}")) >= 10 ** digits:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+@dataclass(frozen=True)
+class SavingsResult:
+    """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and
+    against a static split of the uniform fleets at the routed accuracy.
+
+    ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
+    from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
+    ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline on
+    ``saving_basis`` (:func:`saving_basis`: USD/hour under provisioned cost, as ``tiersim plan``
+    ranks fleets, else the cost over the trace), the baseline chosen in the plan's order
+    (:func:`paid_order`); ``vs_uniform_usd`` and ``vs_uniform_over_trace_frac`` are the gap and
+    share over the trace (the costs this file gives), whatever the basis. The static split
+    likewise (:func:`tiersim.routing.metrics.static_split_saving`): ``vs_static_split_frac`` on
+    ``saving_basis`` (against ``static_split_cost_per_hour_usd`` under provisioned cost),
+    ``static_split_cost_usd``, ``vs_static_split_usd`` and ``vs_static_split_over_trace_frac``
+    over the trace. ``routed_cost_per_hour_usd``: the run's own fleet's provisioned rate (None
+    for an estimate, or a summary written before it), beside each simulated uniform fleet's
+    ``cost_per_hour_usd``: the two rates a saving per hour is the share of.
+    ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
+    and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
+    compare unlike fleets (the uniform ones are held to both): it is shown as not comparable and
+    ``vs_uniform_*`` / ``vs_static_split_*`` are None (the baselines' costs are kept).
+    ``drain_gap``: where the run's fleet and its uniform baseline cost the same per hour, why
+    their costs differ (:func:`drain_words`), as ``tiersim plan`` says it; else None.
+    """
+
+    method: Literal["simulated", "estimated"]
+    cost_model: str
+    routed_cost_usd: float
+    accuracy: float
+    accuracy_floor: float
+    uniform: tuple[UniformBaseline, ...]
+    baseline_uniform_tier: str | None
+    vs_uniform_usd: float | None
+    vs_uniform_frac: float | None
+    static_split_cost_usd: float | None
+    vs_static_split_usd: float | None
+    vs_static_split_frac: float | None
+    routed_slo_met: bool | None = None
+    routed_floor_met: bool | None = None
+    drain_gap: str | None = None
+    saving_basis: str | None = None  # None: written before it (over the trace)
+    vs_uniform_over_trace_frac: float | None = None
+    static_split_cost_per_hour_usd: float | None = None
+    vs_static_split_over_trace_frac: float | None = None
+    routed_cost_per_hour_usd: float | None = None
+
+    @property
+    def shows_rates(self) -> bool:
+        """Whether the uniform fleets' tables give each fleet's USD per hour beside its cost
+        over the run: where the saving is per hour (:data:`PER_HOUR`) and the summary holds the
+        rates (one written before them does not)."""
+        return self.saving_basis == PER_HOUR and self.routed_cost_per_hour_usd is not None
+
+    @property
+    def comparable(self) -> bool:
+        """False when the run's own fleet missed the SLOs or the accuracy floor its uniform
+        baselines were held to: the saving would then compare unlike fleets."""
+        return self.routed_slo_met is not False and self.routed_floor_met is not False
+
+    def meets_floor(self, baseline: UniformBaseline) -> bool | None:
+        """Whether a uniform fleet's accuracy reaches the floor these savings hold it to (None
+        when either is unknown: no request reached the fleet, so there is no accuracy)."""
+        if _unknown(baseline.accuracy) or _unknown(self.accuracy_floor):
+            return None
+        return reaches_floor(baseline.accuracy, self.accuracy_floor)
+
+    @property
+    def missed(self) -> str | None:
+        """What the run's own fleet missed, in words ("its SLOs", "its accuracy floor", both),
+        or None."""
+        missed = [what for what, met in (("its SLOs", self.routed_slo_met),
+                                         ("its accuracy floor", self.routed_floor_met))
+                  if met is False]
+        return " and ".join(missed) or None
+
+    @property
+    def estimated(self) -> bool:
+        """True when the uniform costs are estimates, not simulations."""
+        return self.method == "estimated"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields; ``uniform`` as a map tier name -> baseline."""
+        out = _fields(self)
+        out["uniform"] = {u.tier: u.to_json() for u in self.uniform}
+        return out
