@@ -13,8 +13,8 @@ order); ``router`` and ``savings`` are maps; ``savings`` is
 ``null`` when not computed. Key names are stable: sweeps, the report and the golden test read
 them.
 
-Parts of it are in these modules, and every name they define that callers import is
-importable from here as well:
+This module holds :class:`RunResult` and reads it back; the rest is in six modules, and every
+name they define that callers import is importable from here as well:
 
 - :mod:`tiersim.results_figures`: plain JSON values, :data:`SIG_DIGITS` rounding,
   :func:`within_limit` and the printed figure (:func:`figure_text`);
@@ -23,22 +23,18 @@ importable from here as well:
 - :mod:`tiersim.results_parts`: a summary's parts (:class:`TierResult`,
   :class:`RouterResult`, :class:`Sources`, :class:`ProfileUsed`, :class:`SessionResult` ...);
 - :mod:`tiersim.results_savings`: :class:`SavingsResult`, :class:`UniformBaseline` and the
-  basis and share of a saving (:func:`paid_order`, :func:`paid_share`, :func:`share_text`).
+  basis and share of a saving (:func:`paid_order`, :func:`paid_share`, :func:`share_text`);
+- :mod:`tiersim.results_read`: the checks a results file is read back with
+  (:func:`range_problem`, :func:`check_finite`);
+- :mod:`tiersim.results_plan`: :class:`PlanResult` and how a plan's designs read
+  (:func:`design_verdict`, :func:`in_margin_order`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
-import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import ConfigDict, with_config
-from typing_extensions import TypedDict
 
 from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import parse_json
@@ -79,6 +75,32 @@ from tiersim.results_parts import (  # noqa: F401 - re-exported
     TierResult,
     TraceRead,
 )
+from tiersim.results_plan import (  # noqa: F401 - re-exported
+    MARGIN_ORDER,
+    PlanResult,
+    by_planned_tier,
+    design_verdict,
+    in_margin_order,
+)
+from tiersim.results_read import (  # noqa: F401 - re-exported
+    ANALYTIC_PARTS,
+    FIGURES,
+    FRACTIONS,
+    FRONTIER,
+    SIGNED,
+    _analytic_from,
+    _build,
+    _checked_from,
+    _in_range,
+    _interval,
+    _object,
+    _oneline,
+    _sessions_from,
+    _structured,
+    _tier_data,
+    check_finite,
+    range_problem,
+)
 from tiersim.results_savings import (  # noqa: F401 - re-exported
     OVER_THE_TRACE,
     PER_HOUR,
@@ -100,40 +122,6 @@ from tiersim.results_savings import (  # noqa: F401 - re-exported
 )
 
 CostModel = Literal["attributed", "provisioned", "fixed_per_request"]
-
-
-MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "dropped", "accuracy")
-"""The constraints of a plan's ``margins``, in the order ``tiersim plan`` prints them (its
-accuracy on a line of its own, last); plan.json writes them with sorted keys."""
-
-
-def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
-    """A plan's ``margins`` as (constraint, margin) pairs in :data:`MARGIN_ORDER` (any other,
-    after them): the report's margins table read them from plan.json alphabetically (accuracy,
-    dropped, tpot, ttft) beside the plan's lines (ttft, tpot, dropped, accuracy)."""
-    rank = {name: k for k, name in enumerate(MARGIN_ORDER)}
-    return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
-
-
-def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
-    """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
-    (tier, value) pairs in the scenario's order of tiers, as the design lists them
-    (``tiers``), and as ``tiersim run`` lists them. plan.json writes its maps with sorted keys,
-    so a report read from it listed bf16 before fp8 where the plan and its run list fp8 first."""
-    mapping = design.get(key) or {}
-    order = [t for t in design.get("tiers") or [] if t in mapping]
-    return [(t, mapping[t]) for t in [*order, *(t for t in mapping if t not in order)]]
-
-
-def design_verdict(design: dict[str, Any]) -> str | None:
-    """What a plan says of one design it judged (a runner-up or a sized uniform fleet): the
-    constraint it missed or how it compares with the plan (``missed``), or, for a fleet that
-    meets every constraint with no comparison (the plan's own uniform fleet), "meets every
-    constraint". ``tiersim plan``'s lines and the report's "Other designs" table both read it;
-    before, the report showed a bare "-" where the console printed "meets every constraint"."""
-    if design.get("missed"):
-        return design["missed"]
-    return "meets every constraint" if design.get("feasible", True) else None
 
 
 ATTRIBUTED_WORDS = "modelled busy GPU time x $/GPU-hour"
@@ -365,248 +353,6 @@ class RunResult:
         return cls.from_json(text, str(path))
 
 
-def _oneline(err: Exception) -> str:
-    """An exception's detail on one line; a KeyError says which key is missing."""
-    if isinstance(err, KeyError):
-        key = str(err.args[0] if err.args else "").strip("'")
-        return f"missing key '{key}'"
-    return " ".join(str(err).split())
-
-
-def _build(cls, data: dict, at: str | None = None, **nested) -> Any:
-    """A dataclass from a dict: required fields must be present, defaults may be absent. ``at``
-    names where ``data`` sits in the summary in messages (default: the class's key)."""
-    at = at or _where(cls)
-    if not isinstance(data, dict):
-        raise TypeError(f"'{at}' must be a JSON object, got {shown(data)}")
-    kwargs = {}
-    kinds = _scalar_kinds(cls)
-    for f in dataclasses.fields(cls):
-        if f.name in nested:
-            kwargs[f.name] = nested[f.name]
-        elif f.name in data and f.name in kinds:
-            kwargs[f.name] = _scalar(data[f.name], kinds[f.name], f"{at}.{f.name}")
-        elif f.name in data:
-            kwargs[f.name] = _structured(data[f.name], cls, f.name, f"{at}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise KeyError(f"'{at}.{f.name}'")
-    return cls(**kwargs)
-
-
-_SCALARS = {"float": (float,), "int": (int,), "str": (str,), "bool": (bool,)}
-
-
-def _where(cls) -> str:
-    """The summary key a result dataclass is written under (``router``, ``profile`` ...)."""
-    name = cls.__name__.removesuffix("Result").removesuffix("Used")
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()  # ResponseCache -> response_cache
-
-
-@functools.cache
-def _scalar_kinds(cls) -> dict[str, tuple[str, bool]]:
-    """``{field: (scalar type name, None allowed)}`` for a result dataclass's plain fields
-    (``float``, ``int | None`` ...); other fields (tuples, dicts, nested results) are absent."""
-    kinds = {}
-    for f in dataclasses.fields(cls):
-        parts = [p.strip() for p in str(f.type).split("|")]
-        names = [p for p in parts if p != "None"]
-        if len(names) == 1 and names[0] in _SCALARS:
-            kinds[f.name] = (names[0], len(parts) > 1)
-    return kinds
-
-
-def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
-    """``value`` if it is of its field's scalar kind (a number for ``float``, a whole number
-    for ``int``, text for ``str``; None where allowed, and for every ``float``, as a NaN is
-    written as null), else a ValueError naming the field. A whole number of a ``float`` field
-    is read as a float: kept whole, one past 64 bits (``"duration_s": 100000000000000000000``,
-    hand-edited) reached numpy as an object and the report ended in a casting traceback."""
-    if kind is None or (value is None and (kind[1] or kind[0] == "float")):
-        return value
-    type_name = kind[0]
-    ok = isinstance(value, _SCALARS[type_name])
-    if type_name in ("float", "int"):
-        ok = (ok or (type_name == "float" and isinstance(value, int))) and not isinstance(
-            value, bool)
-        if ok and type_name == "float" and isinstance(value, int) and abs(value) > 1e300:
-            ok = False  # beyond what a float holds
-    if not ok:
-        raise ValueError(f"'{where}' must be "
-                         f"{'a number' if type_name in ('float', 'int') else type_name}, "
-                         f"got {shown(value)}")
-    if type_name == "int" and value < 0:  # every whole number of a summary is a count
-        raise ValueError(f"'{where}' must be a count >= 0, got {shown(value)}")
-    problem = range_problem(value, where) if type_name == "float" else None
-    if problem:
-        raise ValueError(f"'{where}' {problem}, got {shown(value)}")
-    return float(value) if type_name == "float" else value  # 10**20 is no int64 for numpy
-
-
-SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_frac",
-                    "vs_static_split_usd", "vs_static_split_frac",
-                    "vs_static_split_over_trace_frac", "success_misjudged_by",
-                    "gpu_hours_saved", "cost_saved_usd", "attributed_saved_usd", "margin",
-                    "margin_frac"})
-"""Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one)
-and a difference of two figures (a plan's constraint margin). Every other number is a time,
-cost, size, count or fraction."""
-
-FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "task_success",
-                       "share", "utilization", "kv_peak_frac", "slo_attainment", "fpr", "fnr",
-                       "escalation_rate", "escalation_refused_rate", "silent_failure_rate",
-                       "hit_rate", "prefix_hit_rate", "prefix_hit_bound", "prefix_recompute_rate",
-                       "accuracy_ci95", "first_tier_shares", "final_tier_shares",
-                       "prefix_hit_by_level"})
-"""Number fields of a summary that are fractions, between 0 and 1 (shown as percents); for a
-map or a pair (``first_tier_shares``, ``accuracy_ci95``), every number in it."""
-
-
-def range_problem(value: float, name: str) -> str | None:
-    """Why ``value`` is no figure a run writes under the summary field ``name`` (the last part of
-    a dotted key): ``must be >= 0`` (only a saving may be below 0), ``must be a fraction between
-    0 and 1``; None when it may be."""
-    name = name.rsplit(".", 1)[-1]
-    if name in FRACTIONS and not 0 <= value <= 1 + FLOOR_TOLERANCE:
-        return "must be a fraction between 0 and 1"
-    if name not in SIGNED and value < 0:
-        return "must be >= 0"
-    return None
-
-
-def check_finite(data: Any, where: str) -> None:
-    """A ValueError naming the first NaN or infinite number in a parsed results file (``where``:
-    the path to ``data`` in it): tiersim writes a missing figure as null and never writes
-    another, so one is a hand edit the page would show as a figure."""
-    if isinstance(data, float) and not math.isfinite(data):
-        raise ValueError(f"'{where}' is {data!r}, a number tiersim never writes: a missing "
-                         "figure is null")
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(
-        data, list) else ()
-    for key, value in items:
-        check_finite(value, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
-
-
-def _structured(value: Any, cls, name: str, where: str) -> Any:
-    """``value`` validated against field ``name``'s annotation (a tuple of two numbers, a map
-    of names to numbers...) by pydantic, strictly as JSON (no text read as a number, no flag as
-    one) with null allowed wherever a float is (NaN is written as null); a ValueError naming
-    ``where`` and the first thing wrong otherwise."""
-    checked = _validated(_adapter(cls, name), value, where)
-    _in_range(checked, name, where)
-    return checked
-
-
-def _in_range(value: Any, name: str, where: str) -> None:
-    """A ValueError naming the first number nested in ``value`` (the field ``name``, at
-    ``where``) that :func:`range_problem` refuses: a share or interval bound of a map or a
-    pair is a fraction as a top-level one is. Under a free-form field (a plan's ``plan``), a
-    key of :data:`SIGNED` (a saving, a margin) may hold a number below 0, as it may at the top
-    level; a fraction map's keys are names (tiers), never field names."""
-    if isinstance(value, float | int) and not isinstance(value, bool):
-        problem = range_problem(value, name)
-        if problem:
-            raise ValueError(f"'{where}' {problem}, got {shown(value)}")
-        return
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
-        value, list | tuple) else ()
-    for key, item in items:
-        child = key if name not in FRACTIONS and key in SIGNED else name
-        _in_range(item, child, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
-
-
-def _validated(adapter, value: Any, where: str) -> Any:
-    """``value`` through ``adapter`` in strict JSON mode; a ValueError naming ``where``."""
-    from pydantic import ValidationError
-
-    try:
-        return adapter.validate_json(json.dumps(value), strict=True)
-    except ValidationError as err:
-        raise ValueError(_first_error(err, where)) from None
-
-
-@functools.cache
-def _adapter(cls, name: str):
-    """A pydantic TypeAdapter for field ``name`` of dataclass ``cls``, floats nullable."""
-    import typing
-
-    return _type_adapter(_nullable(typing.get_type_hints(cls)[name]))
-
-
-@functools.cache
-def _type_adapter(hint: Any):
-    """A pydantic TypeAdapter for ``hint``, built once."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(hint)
-
-
-def _nullable(hint: Any) -> Any:
-    """``hint`` with ``float`` replaced by ``float | None`` throughout."""
-    import operator
-    import types
-    import typing
-
-    if hint is float:
-        return float | None
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is dict:
-        return dict[args[0], _nullable(args[1])]
-    if origin is tuple:
-        return tuple[tuple(a if a is Ellipsis else _nullable(a) for a in args)]
-    if origin in (types.UnionType, typing.Union):
-        return functools.reduce(operator.or_, [_nullable(a) for a in args])
-    return hint
-
-
-def _first_error(err, where: str) -> str:
-    """``'where.loc': message`` for the first error of a pydantic ValidationError."""
-    first = err.errors()[0]
-    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-    if first["type"] == "missing":
-        return f"'{where}{loc}': missing"
-    return f"'{where}{loc}': {first['msg'].lower()}, got {shown(first.get('input'))}"
-
-
-@with_config(ConfigDict(extra="allow"))
-class _AnalyticParams(TypedDict, total=False):
-    """The ``params`` of a summary's ``analytic`` block, as the report reads them (other keys
-    pass)."""
-
-    cheap: str
-    top: str
-    p: float | None
-    eps: float | None
-    delta: float | None
-    c0_usd: float | None
-    dc_usd: float | None
-    dC_star_usd: float | None
-
-
-ANALYTIC_PARTS = {"note": str, "params": _AnalyticParams}
-"""The keys of a summary's ``analytic`` block the report reads as they are, and their types."""
-
-FRONTIER = list[tuple[float | None, float | None]]
-"""Any other key of the block that holds a list: a frontier of ``[cost, accuracy]`` points."""
-
-FIGURES = dict[str, float | str | None] | float | str
-"""Any other key that holds no list: a figure or a map of figures (``tiersim analytic``'s dC*,
-kink, at_floor)."""
-
-
-def _analytic_from(data: Any) -> dict[str, Any]:
-    """The ``analytic`` block, each part validated (:data:`ANALYTIC_PARTS`, else
-    :data:`FRONTIER` or :data:`FIGURES`); ``{}`` when absent."""
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise TypeError(f"'analytic' must be a JSON object, got {shown(data)}")
-    out = {}
-    for key, value in data.items():
-        hint = ANALYTIC_PARTS.get(key, FRONTIER if isinstance(value, list) else FIGURES)
-        out[key] = _validated(_type_adapter(hint), value, f"analytic.{key}")
-    return out
-
-
 def _run_from(data: dict) -> RunResult:
     """RunResult from its JSON form."""
     if not isinstance(data, dict):
@@ -650,126 +396,3 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
-
-
-def _interval(interval: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    """The accuracy's 95% interval as a run writes it: two fractions, the low end first (or
-    no end, where there is none); a ValueError otherwise."""
-    lo, hi = interval
-    if _unknown(lo) or _unknown(hi):
-        return interval
-    if not 0 <= lo <= hi <= 1 + FLOOR_TOLERANCE:
-        raise ValueError("'router.accuracy_ci95' must be two fractions between 0 and 1, the low "
-                         f"end first, got {[lo, hi]}")
-    return interval
-
-
-def _object(data: Any, where: str) -> dict:
-    """``data`` when it is a JSON object; a TypeError naming ``where`` and what it holds
-    otherwise (a list or text read as one failed with "'list' object has no attribute")."""
-    if not isinstance(data, dict):
-        raise TypeError(f"'{where}' must be a JSON object, got {shown(data)}")
-    return data
-
-
-def _tier_data(data: Any, name: str) -> dict:
-    """A tier's JSON object with its name added and its cache levels top first (in its
-    ``prefix_level_order``, where it has one)."""
-    if not isinstance(data, dict):
-        raise TypeError(f"'tiers.{name}' must be a JSON object, got {shown(data)}")
-    data = {**data, "name": name}
-    order, levels = data.pop("prefix_level_order", None), data.get("prefix_hit_by_level")
-    if order is not None:
-        if not isinstance(levels, dict) or sorted(map(str, order)) != sorted(levels):
-            raise ValueError(f"'tiers.{name}.prefix_level_order' must name every level of "
-                             "its 'prefix_hit_by_level' once")
-        data["prefix_hit_by_level"] = {level: levels[level] for level in order}
-    return data
-
-
-def _checked_from(data: Any) -> dict[str, Any] | None:
-    """A profile's fidelity record as the report reads it (:class:`tiersim.fidelity.Checked`),
-    or None."""
-    from pydantic import ValidationError
-
-    from tiersim.fidelity import Checked
-
-    if data is None:
-        return None
-    try:
-        Checked.model_validate(data)
-    except ValidationError as err:
-        raise ValueError(_first_error(err, "profile.checked")) from None
-    return data
-
-
-def _sessions_from(data: dict | None) -> SessionResult | None:
-    """SessionResult from its JSON form (None when the run had no sessions)."""
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise TypeError(f"'sessions' must be a JSON object, got {shown(data)}")
-    step_types = data.get("step_types") or {}
-    if not isinstance(step_types, dict):
-        raise TypeError(f"'sessions.step_types' must map step types to objects, got "
-                        f"{shown(step_types)}")
-    kinds = tuple(_build(StepTypeResult, {**v, "step_type": k}, at=f"sessions.step_types.{k}")
-                  for k, v in step_types.items())
-    return _build(SessionResult, data, at="sessions", step_types=kinds)
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
-    runner-up designs with the constraint each missed, and the best uniform fleets beside them.
-
-    Designs are plain JSON maps (replicas per tier, settings, cost per hour, margins);
-    ``simulations`` counts the runs the search made and ``wall_s`` how long they took.
-    """
-
-    scenario: str
-    constraints: dict[str, Any]
-    plan: dict[str, Any] | None
-    runners_up: tuple[dict[str, Any], ...] = ()
-    uniform: tuple[dict[str, Any], ...] = ()
-    reason: str | None = None
-    simulations: int = 0
-    wall_s: float = 0.0
-    evaluated: tuple[dict[str, Any], ...] = ()
-    disaggregation: dict[str, Any] | None = None
-    """For a planned tier with a ``disaggregation`` block: every prefill/decode split of its
-    planned replicas and aggregated serving on the same GPUs (``splits``, best first) and the
-    ``chosen`` one, which the planned scenario uses; the first such tier's."""
-    other_splits: tuple[dict[str, Any], ...] = ()
-    """The same for each later planned tier with a ``disaggregation`` block, in the scenario's
-    order (each chosen with the tiers before it at their chosen splits)."""
-    cost_model: str | None = None
-    """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
-    ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
-    before it was recorded."""
-
-    @property
-    def splits(self) -> list[dict[str, Any]]:
-        """Every prefill/decode split the plan chose: ``disaggregation``, then
-        ``other_splits``."""
-        first = [self.disaggregation] if self.disaggregation else []
-        return [*first, *self.other_splits]
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields (the content of plan.json)."""
-        return _fields(self)
-
-    @classmethod
-    def from_json(cls, data: dict, source: str = "plan.json") -> PlanResult:
-        """Read a plan back; a one-line TiersimError naming ``source`` when malformed."""
-        try:
-            if not isinstance(data, dict):
-                raise TypeError("the top level must be a JSON object")
-            for key, value in data.items():
-                check_finite(value, key)
-            lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated",
-                                                           "other_splits")}
-            return _build(cls, data, **lists)
-        except (KeyError, TypeError, ValueError) as err:
-            raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
-                               "`tiersim plan` to rewrite it") from None

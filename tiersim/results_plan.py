@@ -1,0 +1,105 @@
+"""A capacity plan's result (:class:`PlanResult`, the content of ``plan.json``) and how its
+designs read: constraint margins in the order ``tiersim plan`` prints them, a design's maps in
+the scenario's order of tiers, and a design's verdict.
+
+Every name here is importable from :mod:`tiersim.results` as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.errors import TiersimError
+from tiersim.results_figures import _fields
+from tiersim.results_read import _build, _oneline, check_finite
+
+MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "dropped", "accuracy")
+"""The constraints of a plan's ``margins``, in the order ``tiersim plan`` prints them (its
+accuracy on a line of its own, last); plan.json writes them with sorted keys."""
+
+
+def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A plan's ``margins`` as (constraint, margin) pairs in :data:`MARGIN_ORDER` (any other,
+    after them): the report's margins table read them from plan.json alphabetically (accuracy,
+    dropped, tpot, ttft) beside the plan's lines (ttft, tpot, dropped, accuracy)."""
+    rank = {name: k for k, name in enumerate(MARGIN_ORDER)}
+    return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
+
+
+def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
+    """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
+    (tier, value) pairs in the scenario's order of tiers, as the design lists them
+    (``tiers``), and as ``tiersim run`` lists them. plan.json writes its maps with sorted keys,
+    so a report read from it listed bf16 before fp8 where the plan and its run list fp8 first."""
+    mapping = design.get(key) or {}
+    order = [t for t in design.get("tiers") or [] if t in mapping]
+    return [(t, mapping[t]) for t in [*order, *(t for t in mapping if t not in order)]]
+
+
+def design_verdict(design: dict[str, Any]) -> str | None:
+    """What a plan says of one design it judged (a runner-up or a sized uniform fleet): the
+    constraint it missed or how it compares with the plan (``missed``), or, for a fleet that
+    meets every constraint with no comparison (the plan's own uniform fleet), "meets every
+    constraint". ``tiersim plan``'s lines and the report's "Other designs" table both read it;
+    before, the report showed a bare "-" where the console printed "meets every constraint"."""
+    if design.get("missed"):
+        return design["missed"]
+    return "meets every constraint" if design.get("feasible", True) else None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
+    runner-up designs with the constraint each missed, and the best uniform fleets beside them.
+
+    Designs are plain JSON maps (replicas per tier, settings, cost per hour, margins);
+    ``simulations`` counts the runs the search made and ``wall_s`` how long they took.
+    """
+
+    scenario: str
+    constraints: dict[str, Any]
+    plan: dict[str, Any] | None
+    runners_up: tuple[dict[str, Any], ...] = ()
+    uniform: tuple[dict[str, Any], ...] = ()
+    reason: str | None = None
+    simulations: int = 0
+    wall_s: float = 0.0
+    evaluated: tuple[dict[str, Any], ...] = ()
+    disaggregation: dict[str, Any] | None = None
+    """For a planned tier with a ``disaggregation`` block: every prefill/decode split of its
+    planned replicas and aggregated serving on the same GPUs (``splits``, best first) and the
+    ``chosen`` one, which the planned scenario uses; the first such tier's."""
+    other_splits: tuple[dict[str, Any], ...] = ()
+    """The same for each later planned tier with a ``disaggregation`` block, in the scenario's
+    order (each chosen with the tiers before it at their chosen splits)."""
+    cost_model: str | None = None
+    """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
+    ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
+    before it was recorded."""
+
+    @property
+    def splits(self) -> list[dict[str, Any]]:
+        """Every prefill/decode split the plan chose: ``disaggregation``, then
+        ``other_splits``."""
+        first = [self.disaggregation] if self.disaggregation else []
+        return [*first, *self.other_splits]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields (the content of plan.json)."""
+        return _fields(self)
+
+    @classmethod
+    def from_json(cls, data: dict, source: str = "plan.json") -> PlanResult:
+        """Read a plan back; a one-line TiersimError naming ``source`` when malformed."""
+        try:
+            if not isinstance(data, dict):
+                raise TypeError("the top level must be a JSON object")
+            for key, value in data.items():
+                check_finite(value, key)
+            lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated",
+                                                           "other_splits")}
+            return _build(cls, data, **lists)
+        except (KeyError, TypeError, ValueError) as err:
+            raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
+                               "`tiersim plan` to rewrite it") from None
