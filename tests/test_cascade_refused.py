@@ -127,7 +127,7 @@ def _dropped_note(tmp_path, rows) -> str:
     doc["tiers"][0]["scheduler"] = {"max_model_len": 1200}
     doc["tiers"][1]["scheduler"] = {"max_model_len": 1000}
     path = write_yaml(tmp_path / "s.yaml", doc)
-    with mock.patch("tiersim.routing.policies.by_capability", lambda a, df, tiers: a):
+    with mock.patch("tiersim.routing.base.by_capability", lambda a, df, tiers: a):
         run, _ = run_with_requests(load_scenario(path))
     return next(n for n in run.notes if "were dropped" in n)
 

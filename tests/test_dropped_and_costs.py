@@ -118,7 +118,7 @@ def _escalated_then_dropped(tmp_path, baselines: bool = False):
                    router={"policy": "cascade", "cascade": {"signal_noise": 0.0}})
     doc["tiers"][1]["scheduler"] = {"max_model_len": 1000}
     path = write_yaml(tmp_path / "s.yaml", doc)
-    with mock.patch("tiersim.routing.policies.by_capability", lambda a, df, tiers: a):
+    with mock.patch("tiersim.routing.base.by_capability", lambda a, df, tiers: a):
         return run_scenario(load_scenario(path), scenario_path=path, baselines=baselines)
 
 

@@ -406,7 +406,7 @@ def test_disagg_scores_the_split_tier_by_its_own_drops(tmp_path, monkeypatch):
     SLOs as infinite: "misses an SLO". Routing by capability (round 35) sends w4a16's long
     requests to bf16; it is switched off here, so w4a16 drops them, as it drops a request
     larger than its KV cache."""
-    monkeypatch.setattr("tiersim.routing.policies.by_capability", lambda a, df, tiers: a)
+    monkeypatch.setattr("tiersim.routing.base.by_capability", lambda a, df, tiers: a)
     doc = tiny_doc(router={"policy": "static_split", "fractions": [0.5, 0.5]})
     doc["tiers"][0]["scheduler"] = {"max_model_len": 500}
     doc["tiers"][1]["replicas"] = 2

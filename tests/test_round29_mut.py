@@ -358,7 +358,7 @@ def test_a_planned_fleet_is_paid_until_a_pass_without_an_answer_ends(tmp_path, m
     # fleet ran until that pass ended, as the run's did (the run's duration, not 0 s). Routing
     # by capability (round 35) cancels that escalation (w4a16 holds the request); it is
     # switched off here, so bf16 refuses it as it refuses one larger than its KV cache
-    monkeypatch.setattr("tiersim.routing.policies.by_capability", lambda a, df, tiers: a)
+    monkeypatch.setattr("tiersim.routing.base.by_capability", lambda a, df, tiers: a)
     doc = tiny_doc(trace={"path": str(_trace(tmp_path, [100], [10]))},
                    router={"policy": "cascade",
                            "cascade": {"threshold": 10.0, "signal_noise": 0.0}})

@@ -8,7 +8,7 @@ short for it to the cheapest tier above that holds it (at least as accurate), el
 dearest tier below that does; only a request no tier holds stays where its router sent it,
 and is dropped there, counted as dropped (the run's note says why). A cascade's request its
 first tier refuses goes on to the cascade's escalation tier as before
-(``Assignment.refused_to``), where that tier holds it. :meth:`tiersim.routing.policies.Router.
+(``Assignment.refused_to``), where that tier holds it. :meth:`tiersim.routing.base.Router.
 assign` applies it to every router's decision, after any injected confusion.
 """
 

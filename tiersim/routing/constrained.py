@@ -33,7 +33,7 @@ import pandas as pd
 from tiersim.errors import UnreachableFloor
 from tiersim.results import FLOOR_TOLERANCE
 from tiersim.routing.accuracy import expected_matrix
-from tiersim.routing.policies import Router, _single, cost_scale
+from tiersim.routing.base import Router, _single, cost_scale
 
 MAX_CANDIDATES = 60_000
 """Most cut vectors evaluated on the calibration split (the grid is coarsened to fit)."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import ValidationError
 
+from tiersim.routing.base import ROUTERS, Router
 from tiersim.routing.config import DEFAULT_STEP_TIERS, RouterConfig
-from tiersim.routing.policies import ROUTERS, Router
 from tiersim.routing.types import Assignment
 from tiersim.text_columns import text_codes
 

@@ -1,0 +1,175 @@
+"""The routers' base: the :class:`Router` class every policy subclasses, and the pieces the
+policies share (:func:`cost_scale`, :func:`_single`).
+
+It sits below the modules that define policies (:mod:`tiersim.routing.policies`,
+:mod:`tiersim.routing.constrained`, :mod:`tiersim.routing.step_type`), so each imports it and
+none imports another. :data:`ROUTERS`, the registry of policies by name, is declared here and
+filled in one place, :mod:`tiersim.routing.policies`, which imports every concrete router;
+importing any ``tiersim.routing`` module imports that package, and so fills it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from tiersim.errors import ScenarioError, baseline_only
+from tiersim.routing.accuracy import (
+    needed_tier,
+    realised_matrix,
+)
+from tiersim.routing.capability import by_capability
+from tiersim.routing.config import RouterConfig
+from tiersim.routing.types import Assignment, TierInfo
+
+if TYPE_CHECKING:  # scikit-learn is imported only by the routers that train a classifier
+    from tiersim.routing.classifier import DifficultyClassifier
+
+
+def cost_scale(weights: np.ndarray) -> float:
+    """What cost weights are taken relative to: the top (last) tier's weight, the dearest
+    tier's when the top tier is free, 0 when every tier is (0/0 made every lagrangian value
+    NaN, and NaN's argmax sent every request to the cheapest tier)."""
+    return float(weights[-1] if weights[-1] > 0 else weights.max(initial=0.0))
+
+
+class Router:
+    """Base router: holds the config and tiers; subclasses override :meth:`choose`."""
+
+    needs_classifier = False
+    needs_labels = False
+    reads_realised = False
+    """True for a policy whose decisions read realised correctness (the cascade)."""
+
+    def __init__(self, cfg: RouterConfig, tiers: list[TierInfo], source: str = "scenario",
+                 baselines: list[str] | None = None):
+        """Keep the options and tiers, then :meth:`validate` them; ``baselines``: the names
+        of the scenario's baseline-only tiers, which a setting naming one is told it is."""
+        self.cfg, self.tiers, self.source = cfg, list(tiers), source
+        self.baselines = list(baselines or [])
+        self.classifier: DifficultyClassifier | None = None
+        self.validate()
+
+    # ---- helpers for subclasses -------------------------------------------------------------
+    def error(self, where: str, message: str) -> ScenarioError:
+        """A one-line scenario error at ``router.<where>``."""
+        return ScenarioError(self.source, f"router.{where}", message)
+
+    def tier_index(self, ref, where: str, default: int) -> int:
+        """Resolve a tier given by name or index (None -> ``default``)."""
+        names = [t.name for t in self.tiers]
+        if ref is None:
+            return default
+        if isinstance(ref, int) and 0 <= ref < len(names):
+            return ref
+        if isinstance(ref, str) and ref in names:
+            return names.index(ref)
+        self.refuse_baseline(ref, where)
+        raise self.error(where, f"unknown tier {ref!r}; tiers are {', '.join(names)}")
+
+    def refuse_baseline(self, ref, where: str) -> None:
+        """Refuse ``ref`` at ``router.<where>`` as a baseline-only tier if it names one
+        (:func:`tiersim.errors.baseline_only`); else return."""
+        problem = baseline_only(ref, [t.name for t in self.tiers], self.baselines,
+                                "which no request is routed to, so the router cannot send "
+                                "requests to it (list it under tiers: to route to it)")
+        if problem is not None:
+            raise self.error(where, problem)
+
+    def per_tier(self, value, count: int, where: str) -> np.ndarray:
+        """A float, a list of ``count`` floats, or a map tier name -> float, as an array."""
+        if isinstance(value, int | float):
+            return np.full(count, float(value))
+        names = [t.name for t in self.tiers[:count]]
+        if isinstance(value, dict):
+            out = np.full(count, np.nan)
+            for name, v in value.items():
+                i = self.tier_index(name, where, 0)
+                if i >= count:
+                    raise self.error(where, f"names tier {name!r}, which takes no value here; "
+                                     f"give one for each of {', '.join(names)}")
+                out[i] = v
+            if np.isnan(out).any():
+                raise self.error(where, f"needs a value for each of {', '.join(names)}")
+            return out
+        if len(value) != count:
+            raise self.error(where, f"needs {count} value(s), one for each of "
+                             f"{', '.join(names)} (got {len(value)})")
+        return np.asarray(value, dtype=np.float64)
+
+    def relative_cost(self) -> np.ndarray:
+        """Each tier's ``cost_weight`` over the top tier's (:func:`cost_scale`; all 0 for a
+        free fleet)."""
+        w = np.array([t.cost_weight for t in self.tiers], dtype=np.float64)
+        scale = cost_scale(w)
+        return w / scale if scale > 0 else np.zeros_like(w)
+
+    # ---- the interface ------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check the policy's options against the tiers; raise ScenarioError. Default: nothing."""
+        c = self.cfg.confusion
+        if c.fpr + c.fnr > 1.0:
+            raise self.error("confusion", f"fpr + fnr must be <= 1 (got {c.fpr + c.fnr:.3g})")
+
+    def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
+        """Train what the policy needs (the classifier) on labelled ``train_df``; without one,
+        :meth:`assign` trains on the table it routes."""
+        if not self.needs_classifier or train_df is None:
+            return
+        from tiersim.routing.classifier import train_classifier
+
+        self.classifier = train_classifier(train_df, self.tiers, self.cfg.classifier, rng,
+                                           self.source)
+
+    def choose(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
+        """The policy's decision per request (override this)."""
+        raise NotImplementedError
+
+    def assign(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
+        """The policy's decision with injected confusion applied, then routed by capability
+        (:func:`tiersim.routing.capability.by_capability`: no request on a tier too short for
+        it where another tier holds it).
+
+        A classifier policy built without a training table trains here on ``df`` itself
+        (``classifier.train_fraction`` of it; the rest is its held-out report). The result
+        carries the basis its accuracy is to be scored on (see the module docstring).
+        """
+        if self.needs_classifier and self.classifier is None:
+            self.fit(df, rng)
+        chosen = self.choose(df, rng)
+        c = self.cfg.confusion
+        if c.fpr != 0.0 or c.fnr != 0.0:
+            chosen = self.confuse(chosen, needed_tier(realised_matrix(df, self.tiers)), rng)
+        basis = "realised" if self.scores_realised() else "expected"
+        return dataclasses.replace(by_capability(chosen, df, self.tiers), basis=basis)
+
+    def scores_realised(self) -> bool:
+        """Whether this router's decisions read realised correctness: a cascade, or a config
+        that sets ``confusion`` (explicit zeros included)."""
+        return self.reads_realised or "confusion" in self.cfg.model_fields_set
+
+    def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
+        """Inject false positives (sent below need) and false negatives (sent above need)."""
+        k = len(self.tiers)
+        u = rng.random(len(need))
+        tier = a.tier.copy()
+        fp = (need > 0) & (tier >= need) & (u < self.cfg.confusion.fpr)
+        fn = (need < k - 1) & (tier <= need) & (u >= 1.0 - self.cfg.confusion.fnr)
+        tier[fp] = np.floor(rng.random(fp.sum()) * need[fp]).astype(np.int64)
+        lo = need[fn] + 1
+        tier[fn] = lo + np.floor(rng.random(fn.sum()) * (k - lo)).astype(np.int64)
+        return Assignment(tier=tier, escalate_to=a.escalate_to.copy(), refused_to=a.refused_to)
+
+
+def _single(tier: np.ndarray) -> Assignment:
+    """An assignment without escalations."""
+    tier = tier.astype(np.int64)
+    return Assignment(tier=tier, escalate_to=np.full(len(tier), -1, dtype=np.int64))
+
+
+ROUTERS: dict[str, type[Router]] = {}
+"""Policy name -> router class; filled by :mod:`tiersim.routing.policies` (every policy's class,
+``step_type``'s fallbacks included, which :class:`tiersim.routing.step_type.StepType` reads)."""
