@@ -78,7 +78,8 @@ def test_labels_where_the_cheap_tier_is_often_right_alone_claim_no_saving(tmp_pa
             "trace's labels)") in lines
     assert "oracle frontier (cost, accuracy): (1, 0.6800), (1.32, 1.0000), (2, 0.7000)" in lines
     assert lines[-1] == ("at floor 0.6000: oracle 1, cheaper uniform of the two compared tiers "
-                         "(weak) 1, static split 1; saving "
+                         "(weak) 1, static split of the two compared tiers (weak, strong) 1; "
+                         "saving "
                          "vs uniform 0, vs static 0")
 
 

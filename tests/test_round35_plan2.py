@@ -4,6 +4,7 @@ tiers; a request longer than any model's context is told so."""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 ROUTING = Path(__file__).resolve().parent.parent / "tiersim" / "routing"
@@ -55,3 +56,57 @@ def test_old_homes_still_export_the_base():
     assert policies.ROUTERS is base.ROUTERS is package_routers
     assert set(base.ROUTERS) == {"uniform", "static_split", "threshold", "lagrangian", "oracle",
                                  "cascade", "floor", "budget", "step_type"}
+
+
+def _analytic_last_line(tmp_path, *flags: str) -> str:
+    """The at-floor line of ``tiersim analytic --scenario`` on round 35's three-tier B200
+    scenario (nvfp4 / fp8 / bf16, floor 0.84)."""
+    from test_round35_planfix import _three_tiers
+    from typer.testing import CliRunner
+
+    from tiersim.cli.analytic import analytic_app
+
+    res = CliRunner().invoke(analytic_app, ["--scenario", str(_three_tiers(tmp_path)), *flags])
+    assert res.exit_code == 0, res.output
+    return res.output.splitlines()[-1]
+
+
+def test_analytic_static_split_names_the_two_compared_tiers(tmp_path):
+    """The uniform fleet is chosen among every tier; the closed form's static split is the
+    compared pair's only, and the line says which pair (it read a bare "static split")."""
+    assert _analytic_last_line(tmp_path) == (
+        "at floor 0.8400: oracle 0.103798, cheapest uniform of the scenario's 3 tiers (fp8) "
+        "0.178873, static split of the two compared tiers (nvfp4, bf16) 0.126711; saving vs "
+        "uniform 0.0750754, vs static 0.0229131")
+
+
+def test_analytic_static_split_names_the_pair_out_of_reach_and_in_json(tmp_path):
+    line = _analytic_last_line(tmp_path, "--floor", "0.95")
+    assert ", static split of the two compared tiers (nvfp4, bf16) out of reach;" in line
+    at = json.loads(_analytic_json(tmp_path, "--cheap", "fp8"))["at_floor"]
+    assert at["static_split_tiers"] == ["fp8", "bf16"]
+
+
+def _analytic_json(tmp_path, *flags: str) -> str:
+    """``tiersim analytic --scenario ... --json`` output."""
+    from test_round35_planfix import _three_tiers
+    from typer.testing import CliRunner
+
+    from tiersim.cli.analytic import analytic_app
+
+    res = CliRunner().invoke(analytic_app, ["--scenario", str(_three_tiers(tmp_path)), "--json",
+                                            *flags])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_analytic_flags_alone_keep_the_bare_static_split():
+    """--p/--eps/--delta: a model of two unnamed tiers; nothing to name."""
+    from typer.testing import CliRunner
+
+    from tiersim.cli.analytic import analytic_app
+
+    res = CliRunner().invoke(analytic_app, ["--p", "0.5", "--eps", "0", "--delta", "0.5",
+                                            "--floor", "0.9"])
+    assert res.exit_code == 0, res.output
+    assert ", cheapest uniform 1, static split 0.6; saving" in res.output.splitlines()[-1]

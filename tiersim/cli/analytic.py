@@ -275,9 +275,11 @@ def _model_cost(cost_model: str, fleet, runs: dict, pair, c0: float, dc: float) 
 def _uniform_at_floor(at_floor: dict, model: TwoType, est: dict, pick) -> dict:
     """``at_floor`` naming its cheapest uniform fleet (:func:`tiersim.analytic.with_uniform`):
     the scenario's, of every tier (``pick``, :func:`_fleet_uniform`), where the scenario priced
-    them all; else the cheaper of the two compared tiers meeting the floor, named as such."""
+    them all; else the cheaper of the two compared tiers meeting the floor, named as such. Its
+    static split is the model's, of the two compared tiers (``static_split_tiers``)."""
     from tiersim.analytic import with_uniform
 
+    at_floor = {**at_floor, "static_split_tiers": [est["cheap"], est["top"]]}
     if pick is not None:
         tier, cost, among = pick
         return with_uniform(at_floor, tier, cost, among, every=True)
@@ -515,8 +517,8 @@ def render(out: dict) -> str:
         from tiersim.results import floor_pair
 
         lines.append(f"at floor {floor_pair(f['floor'], f['floor'], percent=False)[1]}: oracle "
-                     f"{_num(f['oracle_cost'])}, {_uniform_words(f)}, static split "
-                     f"{_num(f['static_split_cost'])}; saving vs uniform "
+                     f"{_num(f['oracle_cost'])}, {_uniform_words(f)}, {_static_words(f)}"
+                     f"; saving vs uniform "
                      f"{_num(f['vs_uniform'])}, vs static {_num(f['vs_static_split'])}")
     return "\n".join(lines)
 
@@ -533,6 +535,18 @@ def _uniform_words(f: dict) -> str:
             if f["uniform_among_every_tier"] else "cheaper uniform of the two compared tiers")
     tier = "" if f["uniform_tier"] is None else f" ({f['uniform_tier']})"
     return f"{head}{tier} {_num(f['uniform_cost'])}"
+
+
+def _static_words(f: dict) -> str:
+    """The at-floor line's static split: "static split 1.5" for the model's own two tiers
+    (given as --p/--eps/--delta), else naming them: "static split of the two compared tiers
+    (nvfp4, bf16) 0.126711". The closed form splits between its two tiers only (its oracle and
+    dC* are theirs), so beside a uniform fleet chosen among every tier the bare "static split"
+    read as a split of any of the scenario's tiers."""
+    if "static_split_tiers" not in f:
+        return f"static split {_num(f['static_split_cost'])}"
+    cheap, top = f["static_split_tiers"]
+    return f"static split of the two compared tiers ({cheap}, {top}) {_num(f['static_split_cost'])}"
 
 
 def _points(points) -> str:
