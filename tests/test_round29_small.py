@@ -44,13 +44,16 @@ def test_plan_of_mixed_tiers_says_raise_only_where_max_model_len_is_set(tmp_path
     """tiny.yaml's two tiers split half and half, w4a16 capped at max_model_len 1,000, bf16 at
     its model's 262,144; requests of 2,010 and 10,000,010 tokens. The two-tier design was told
     to "raise tiers[].scheduler.max_model_len", bf16's included, which is already at the
-    model's context."""
+    model's context. Round 35: routing by capability sends the 2,010-token requests to bf16,
+    so w4a16 keeps only the 10,000,010-token ones, beyond its model's context: no
+    max_model_len serves them, and w4a16 is no longer told to raise it."""
     both = two_tier_plan_words([1000, None], tmp_path, capsys)
-    assert "raise tiers[]" not in both
+    assert "raise tiers[]" not in both and "raise w4a16" not in both
     assert ("(w4a16's max_model_len 1,000, bf16's max_model_len 262,144) and are dropped at "
-            "any size; raise w4a16's scheduler.max_model_len (up to its model's context); "
-            "bf16's is its model's context: serve its requests on a model with a longer "
-            "context or leave them out of the trace") in both, both
+            "any size; bf16's is its model's context: serve its requests on a model with a "
+            "longer context; 2 on w4a16 exceed its model's maximum context (262,144 tokens), "
+            "which no max_model_len serves: serve them on a model with a longer context or "
+            "leave them out of the trace") in both, both
 
 
 def two_tier_plan_words(lengths: list[int | None], tmp_path, capsys) -> str:

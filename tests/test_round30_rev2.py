@@ -44,8 +44,11 @@ def test_plan_of_a_tier_at_its_model_context_is_not_told_to_raise_it(tmp_path, c
     from test_round29_small import two_tier_plan_words
 
     both = two_tier_plan_words([1000, 262_144], tmp_path, capsys)
-    assert ("raise w4a16's scheduler.max_model_len (up to its model's context); bf16's is its "
-            "model's context: serve its requests on a model with a longer context") in both, both
+    assert ("(w4a16's max_model_len 1,000, bf16's max_model_len 262,144) and are dropped at "
+            "any size; bf16's is its model's context: serve its requests on a model with a "
+            "longer context; 2 on w4a16 exceed its model's maximum context (262,144 tokens), "
+            "which no max_model_len serves: serve them on a model with a longer context or "
+            "leave them out of the trace") in both, both  # round 35: w4a16's are beyond its model
 
 
 @pytest.mark.parametrize("name", ["follows_id", "output_hashes"])

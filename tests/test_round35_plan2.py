@@ -110,3 +110,48 @@ def test_analytic_flags_alone_keep_the_bare_static_split():
                                             "--floor", "0.9"])
     assert res.exit_code == 0, res.output
     assert ", cheapest uniform 1, static split 0.6; saving" in res.output.splitlines()[-1]
+
+
+def test_run_note_on_a_request_beyond_the_models_context_does_not_say_raise(tmp_path, capsys):
+    """One bf16 tier capped at max_model_len 1,000 (its model takes 262,144) and a request of
+    10,000,010 tokens: the note said "raise that (up to its model's context)", which no
+    max_model_len can; it says the request exceeds the model's maximum context."""
+    from test_round23_extremes import _run
+
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1.0, 10**7, 10)],
+                     {"scheduler": {"max_model_len": 1000}})
+    assert code == 0, err
+    assert ("the first is request_id 1 (10,000,010 tokens on tier bf16, which serves at most "
+            "1,000, its scheduler.max_model_len): it exceeds its model's maximum context "
+            "(262,144 tokens), which no max_model_len serves: shorten or remove such rows, or "
+            "serve them on a model with a longer context") in err
+
+
+def test_run_note_on_a_request_within_the_models_context_still_says_raise(tmp_path, capsys):
+    from test_round23_extremes import _run
+
+    code, err = _run(tmp_path, capsys, [(0, 0.0, 100, 10), (1, 1.0, 2000, 10)],
+                     {"scheduler": {"max_model_len": 1000}})
+    assert code == 0, err
+    assert ("the first is request_id 1 (2,010 tokens on tier bf16, which serves at most 1,000, "
+            "its scheduler.max_model_len): raise that (up to its model's context), or shorten "
+            "or remove such rows") in err
+
+
+def test_plan_advice_on_requests_beyond_the_models_context():
+    """A one-tier design whose max_model_len (1,000) is below its model's 262,144: requests of
+    10,000,010 tokens were told to "raise tiers[].scheduler.max_model_len"; those within the
+    model's context still are."""
+    from tiersim.plan.planner import _too_long
+
+    assert _too_long([("w4a16", 2, 1000)], {"w4a16"}, {"w4a16": (2, 262_144)}) == (
+        "2 requests are longer (prompt + output) than their tier's context (w4a16's "
+        "max_model_len 1,000) and are dropped at any size; 2 on w4a16 exceed its model's "
+        "maximum context (262,144 tokens), which no max_model_len serves: serve them on a "
+        "model with a longer context or leave them out of the trace")
+    assert _too_long([("w4a16", 3, 1000)], {"w4a16"}, {"w4a16": (1, 262_144)}) == (
+        "3 requests are longer (prompt + output) than their tier's context (w4a16's "
+        "max_model_len 1,000) and are dropped at any size; raise w4a16's "
+        "scheduler.max_model_len (up to its model's context); 1 on w4a16 exceeds its model's "
+        "maximum context (262,144 tokens), which no max_model_len serves: serve it on a model "
+        "with a longer context or leave them out of the trace")

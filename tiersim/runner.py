@@ -415,6 +415,10 @@ def _first_dropped(fleet, df: pd.DataFrame, rows: np.ndarray, tokens: np.ndarray
         return (f"{head}): give the tier more KV-cache memory (gpu_memory_utilization, "
                 "gpus_per_replica), or shorten or remove such rows")
     most = f"{head}, which serves at most {built.limits.max_model_len:,}"
+    if built.context_raisable and built.most_context and tokens[0] > built.most_context:
+        return (f"{most}, its scheduler.max_model_len): it exceeds its model's maximum context "
+                f"({built.most_context:,} tokens), which no max_model_len serves: shorten or "
+                "remove such rows, or serve them on a model with a longer context")
     if built.context_raisable:
         return (f"{most}, its scheduler.max_model_len): raise that (up to its model's "
                 "context), or shorten or remove such rows")

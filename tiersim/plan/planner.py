@@ -528,8 +528,10 @@ class Planner:
             if longer:  # no size serves them: neither more replicas nor more GPUs each
                 own = {name for name, _, _ in longer
                        if self.evaluator.built(name, design.gpus(name)).context_raisable}
+                beyond = self._beyond_model(design)
                 return DesignResult(design, sizing.judged[-1], last, f"latency: "
-                                    f"{_too_long(longer, own)} ({_missed(last, self.c)})",
+                                    f"{_too_long(longer, own, beyond)} "
+                                    f"({_missed(last, self.c)})",
                                     tried, infeasible=_drops_words(longer))
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
@@ -579,6 +581,18 @@ class Planner:
                     | (np.asarray(a.escalate_to) == k))
             yield (name, built(name, design.gpus(name)), sent,
                    prompt + np.maximum(1, np.round(output * mult)))
+
+    def _beyond_model(self, design: Design) -> dict[str, tuple[int, int]]:
+        """Per kept tier, routed requests longer (prompt + output) than the most its model
+        takes (:attr:`tiersim.fleet.BuiltTier.most_context`, its maximum context), which no
+        ``max_model_len`` serves: tier -> (how many, that context), tiers with none or an
+        unknown context left out."""
+        out = {}
+        for name, tier, sent, tokens in self._routed_tokens(design):
+            beyond = int(np.sum(sent & (tokens > tier.most_context))) if tier.most_context else 0
+            if beyond:
+                out[name] = (beyond, int(tier.most_context))
+        return out
 
     def _over_kv(self, design: Design) -> list[tuple[str, int, int]]:
         """Per kept tier routed requests within its context but larger (prompt + output) than
@@ -808,23 +822,46 @@ def _per_replica(gpus: list[int]) -> str:
     return f"{', '.join(map(str, gpus))} GPU{'' if list(gpus) == [1] else 's'} per replica"
 
 
-def _too_long(longer: list[tuple[str, int, int]], own: set[str]) -> str:
+def _too_long(longer: list[tuple[str, int, int]], own: set[str],
+              beyond: dict[str, tuple[int, int]] | None = None) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
     the fix, in words: raise ``max_model_len`` on the tiers that set their own (``own``),
     else (the model's context already) serve them on a model with a longer one, as a run's
-    note says; with both kinds of tier, each is named with its own fix."""
+    note says; with both kinds of tier, each is named with its own fix. ``beyond``
+    (:meth:`Planner._beyond_model`): those longer than their model's maximum context, which
+    no ``max_model_len`` serves, named apart (they were told to raise it)."""
     count, where = _longer_counted(longer)
     one = count == "1"
     them = "it" if one else "them"
     return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
             f"{'its' if one else 'their'} tier's context ({where}) and "
-            f"{'is' if one else 'are'} {TOO_LONG}; {_too_long_fix(longer, own, them)} or "
-            f"leave {them} out of the trace")
+            f"{'is' if one else 'are'} {TOO_LONG}; {_too_long_fix(longer, own, them, beyond)} "
+            f"or leave {them} out of the trace")
 
 
-def _too_long_fix(longer: list[tuple[str, int, int]], own: set[str], them: str) -> str:
+def _too_long_fix(longer: list[tuple[str, int, int]], own: set[str], them: str,
+                  beyond: dict[str, tuple[int, int]] | None = None) -> str:
     """The fix :func:`_too_long` gives: raise ``max_model_len`` where every tier sets its own,
-    serve elsewhere where none does, and with both, which tiers get which."""
+    serve elsewhere where none does, and with both, which tiers get which. Requests longer
+    than their model's maximum context (``beyond``, on a tier that sets its own
+    ``max_model_len``; a tier at its model's context is told so already) are named apart, each
+    tier by name: no ``max_model_len`` serves them, so they were not to be told to raise it."""
+    beyond = {name: v for name, v in (beyond or {}).items() if name in own}
+    if not beyond:
+        return _raise_or_serve(longer, own, them)
+    rest = [name for name, n, _ in longer if n > beyond.get(name, (0, 0))[0]]
+    words = [_raise_words([n for n in rest if n in own]), _fixed_words(
+        [n for n in rest if n not in own])]
+    past = sum(k for k, _ in beyond.values())
+    exceed = " and ".join(f"{k:,} on {name} exceed{'s' if k == 1 else ''} its model's maximum "
+                          f"context ({context:,} tokens)" for name, (k, context) in beyond.items())
+    words.append(f"{exceed}, which no max_model_len serves: serve "
+                 f"{'it' if past == 1 else 'them'} on a model with a longer context")
+    return "; ".join(w for w in words if w)
+
+
+def _raise_or_serve(longer: list[tuple[str, int, int]], own: set[str], them: str) -> str:
+    """:func:`_too_long_fix` where every request is within its model's context."""
     raised = [name for name, _, _ in longer if name in own]
     fixed = [name for name, _, _ in longer if name not in own]
     if not fixed:
@@ -832,10 +869,24 @@ def _too_long_fix(longer: list[tuple[str, int, int]], own: set[str], them: str) 
     if not raised:
         return (f"{'it is the model' if len(longer) == 1 else 'each is its model'}'s context: "
                 f"serve {them} on a model with a longer context")
-    many = len(fixed) > 1
+    return f"{_raise_words(raised)}; {_fixed_words(fixed)}"
+
+
+def _raise_words(raised: list[str]) -> str:
+    """"raise w4a16's scheduler.max_model_len (up to its model's context)"; "" for none."""
+    if not raised:
+        return ""
     return (f"raise {' and '.join(raised)}'s scheduler.max_model_len (up to "
-            f"{'their models' if len(raised) > 1 else 'its model'}'s context); "
-            f"{' and '.join(fixed)}'s {'are their models' if many else 'is its model'}'s "
+            f"{'their models' if len(raised) > 1 else 'its model'}'s context)")
+
+
+def _fixed_words(fixed: list[str]) -> str:
+    """"bf16's is its model's context: serve its requests on a model with a longer context";
+    "" for none."""
+    if not fixed:
+        return ""
+    many = len(fixed) > 1
+    return (f"{' and '.join(fixed)}'s {'are their models' if many else 'is its model'}'s "
             f"context: serve {'their' if many else 'its'} requests on a model with a longer "
             f"context")
 
