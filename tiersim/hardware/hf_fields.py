@@ -95,8 +95,9 @@ def _max_context(cfg: _Config) -> int:
     if kind in UNSCALED_ROPE:
         return context
     factor = rope.get("factor", 1.0)
+    # any int is finite: one past a double's range stretches past the bound below
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (
-            math.isfinite(factor) and factor > 0):
+            (isinstance(factor, int) or math.isfinite(factor)) and factor > 0):
         raise cfg.error(f"{key}.factor", f"must be a finite number above 0 (got "
                         f"{shown(factor)})")
     if kind == "yarn":
@@ -192,8 +193,8 @@ def _names_a_layer(cfg: _Config, key: str) -> bool:
     if not isinstance(value, list):
         raise cfg.error(key, f"must be a list of layer indices (got {shown(value)})")
     layers = cfg.int("num_hidden_layers")
-    return any(isinstance(i, (int, float)) and math.isfinite(i) and float(i).is_integer()
-               and 0 <= i < layers for i in value)
+    return any(isinstance(i, (int, float)) and 0 <= i < layers and float(i).is_integer()
+               for i in value)  # the range first: an int past a double's is no float
 
 
 def _qwen2_moe(cfg: _Config) -> dict[str, Any]:
