@@ -244,7 +244,7 @@ TRACE_CASES = {
     "Parquet cut short": (_parquet(cut=200), "not a readable Parquet file"),
     "unterminated quote over 2 MB": (
         'arrival_s,input_tokens,output_tokens\n0,1,"' + "x" * 2_000_000 + "\n",
-        "cannot parse the CSV"),
+        "row 1: a quote in this row is never closed"),
 }
 
 

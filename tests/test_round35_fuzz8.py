@@ -46,3 +46,34 @@ def test_mlp_only_layers_past_a_double_names_no_layer(tmp_path, capsys):
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0, err
     assert "Traceback" not in err
+
+
+
+#: A BurstGPT CSV's header and 30 rows.
+BURSTGPT = ["Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"] + [
+    f"{i * 0.5},ChatGPT,{100 + i},20,{120 + i},Conversation log" for i in range(30)]
+
+
+def _opened(lines: list[str], index: int, word: str = "ChatGPT") -> list[str]:
+    """``lines`` with a quote opened before ``word`` on line ``index`` (0: the header)."""
+    return [*lines[:index], lines[index].replace(word, '"' + word, 1), *lines[index + 1:]]
+
+
+@pytest.mark.parametrize(("lines", "where"), [
+    (_opened(BURSTGPT, 1), "row 1: a quote in this row is never closed (the file ends inside "
+                           "it; file line 2)"),
+    (_opened([*BURSTGPT[:3], BURSTGPT[3].replace("ChatGPT", '"Chat\nGPT"'), *BURSTGPT[4:]], 10),
+     "row 10: a quote in this row is never closed (the file ends inside it; file line 12)"),
+    (_opened(BURSTGPT, 0, "Model"), "a quote in the header is never closed (the file ends "
+                                    "inside it; file line 1)"),
+], ids=["first row", "after a quoted line break", "header"])
+def test_a_csv_quote_never_closed_names_its_row_and_line(tmp_path, capsys, lines, where):
+    """A trace CSV with a quote never closed read pandas' words and no fix: "cannot parse the
+    CSV (Error tokenizing data. C error: EOF inside string starting at row 9)", whose row
+    counts records from the header (a quoted line break before the quote moved it off the
+    file's line). It now names the data row and file line of the quote, and the fix."""
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: {where}; close the quote, or write a quote inside a "
+                    'quoted cell as two ("")')

@@ -4,6 +4,7 @@ time (:func:`csv_chunks`), each refusal naming the file's row and line
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import re
@@ -484,6 +485,8 @@ def _extra_fields(p: Path) -> TraceError:
 
 
 def _csv_parse_error(p: Path, e: Exception) -> TraceError:
+    if "EOF inside string" in str(e):
+        return _unclosed_quote(p, e)
     m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
     if not m:
         return TraceError(str(p), f"cannot parse the CSV ({error_line(e)})")
@@ -491,3 +494,20 @@ def _csv_parse_error(p: Path, e: Exception) -> TraceError:
     return TraceError(
         str(p), f"has {got} fields where the header has {want} (file line {line}); "
         "fix the separators or quoting", row=line - 1)
+
+
+def _unclosed_quote(p: Path, e: Exception) -> TraceError:
+    """pandas' "EOF inside string starting at row N" (a quote never closed: the rest of the
+    file is one cell) as the data row and file line of the record that quote is in: the last
+    record :func:`records_with_lines` reads, as it too reads on to the file's end (pandas' N
+    counts records from the header, not lines: a quoted line break before it moved N off the
+    file's line)."""
+    with long_fields(), open(p, newline="", encoding="utf-8-sig") as handle:
+        last = collections.deque(enumerate(records_with_lines(handle)), maxlen=1)
+    if not last:
+        return TraceError(str(p), f"cannot parse the CSV ({error_line(e)})")
+    record, (line, _) = last[0]
+    where = "in the header" if record == 0 else "in this row"
+    return TraceError(str(p), f"a quote {where} is never closed (the file ends inside it; file "
+                      f"line {line}); close the quote, or write a quote inside a quoted cell "
+                      'as two ("")', row=record or None)
