@@ -77,3 +77,43 @@ def test_a_csv_quote_never_closed_names_its_row_and_line(tmp_path, capsys, lines
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == (f"Error: {path}: {where}; close the quote, or write a quote inside a "
                     'quoted cell as two ("")')
+
+
+_INT4_GROUP = {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                  "group_size": 128, "strategy": "group"}}
+
+
+def _ct(**weights) -> dict:
+    """A compressed-tensors block of one group with ``weights`` changed."""
+    return {"quant_method": "compressed-tensors", "config_groups": {
+        "g": {**_INT4_GROUP, "weights": {**_INT4_GROUP["weights"], **weights}}}}
+
+
+HUGE = 10**400
+CUT = "1000000000000000000000000000000000000..."
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    ({"max_position_embeddings": HUGE}, f"key 'max_position_embeddings': {CUT} tokens is more "
+     "than the 100,000,000 a context may hold; give the value the model card states"),
+    ({"rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": HUGE}},
+     f"key 'rope_scaling.original_max_position_embeddings': {CUT} tokens is more than the "
+     "100,000,000 a context may hold; give the value the model card states"),
+    ({"num_attention_heads": -HUGE}, "key 'num_attention_heads': must be a positive integer "
+     "(got -100000000000000000000000000000000000...)"),
+    ({"quantization_config": _ct(group_size=HUGE)}, "key 'quantization_config.config_groups.g."
+     f"weights.group_size': must be a whole number of weights from 1 to 65536 (got {CUT})"),
+    ({"quantization_config": _ct(num_bits=HUGE)}, "key 'quantization_config.config_groups.g."
+     f"weights': {CUT}-bit int weights (group size 128) are not a format tiersim models (bf16, "
+     "fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
+    ({"quantization_config": _ct(num_bits=3, type="i" * 1000)}, "key 'quantization_config."
+     "config_groups.g.weights': 3-bit 'iiiiiiiiiiiiiiii... weights (group size 128) are not a "
+     "format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
+], ids=["context", "yarn original", "heads", "group size", "bits", "type"])
+def test_a_config_value_of_hundreds_of_digits_is_shown_cut(tmp_path, capsys, edit, said):
+    """A 400-digit number (or a 1,000-character type) in a model's config.json was written out
+    whole in its error line (700 characters of digits and commas for a context length); it is
+    now cut to its first digits, as the config's other keys are."""
+    scenario = _model_scenario(tmp_path, {**LLAMA, **edit})
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == f"Error: {scenario}: line 3: model: {tmp_path}/m/config.json: {said}"

@@ -47,9 +47,10 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         return _fmt("mxfp4")
     if bits == 8 and kind == "float":
         return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
+    kind = kind if isinstance(kind, str) and len(kind) <= 20 else shown(kind, 20)
     raise TiersimError(
-        f"{path}: key '{where}': {bits}-bit {kind} weights "
-        f"(group size {size}) are not a format tiersim models "
+        f"{path}: key '{where}': {shown(bits)}-bit {kind} weights "
+        f"(group size {shown(size)}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
 

@@ -163,7 +163,8 @@ def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> i
     number is a typo, and it would be read as the context of every tier serving the model."""
     value = cfg.int(key, bounded=False) if value is None else value
     if value > MAX_STRETCHED_CONTEXT:
-        raise cfg.error(key, f"{value:,} tokens is more than the {MAX_STRETCHED_CONTEXT:,} a "
+        given = f"{value:,}" if value < 10**31 else shown(value)  # a 400-digit one cut
+        raise cfg.error(key, f"{given} tokens is more than the {MAX_STRETCHED_CONTEXT:,} a "
                         "context may hold; give the value the model card states")
     return value
 

@@ -59,7 +59,7 @@ class _Config:
             return default
         value = self.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.error(key, f"must be a positive integer (got {value!r})")
+            raise self.error(key, f"must be a positive integer (got {shown(value)})")
         return self._bounded(key, value, "a positive integer") if bounded else value
 
     def flag(self, key: str) -> bool:
@@ -69,7 +69,7 @@ class _Config:
         if value is None:
             return False
         if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false (got {value!r})")
+            raise self.error(key, f"must be true or false (got {shown(value)})")
         return value
 
     def count(self, key: str, most: int | None = None) -> int:
@@ -78,9 +78,9 @@ class _Config:
         if value is None:
             return 0
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.error(key, f"must be a whole number >= 0 (got {value!r})")
+            raise self.error(key, f"must be a whole number >= 0 (got {shown(value)})")
         if most is not None and value > most:
-            raise self.error(key, f"must be at most {most} (got {value})")
+            raise self.error(key, f"must be at most {most} (got {shown(value)})")
         return self._bounded(key, value, "a whole number >= 0")
 
     def _bounded(self, key: str, value: int, what: str) -> int:
