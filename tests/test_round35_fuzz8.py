@@ -117,3 +117,38 @@ def test_a_config_value_of_hundreds_of_digits_is_shown_cut(tmp_path, capsys, edi
     scenario = _model_scenario(tmp_path, {**LLAMA, **edit})
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line == f"Error: {scenario}: line 3: model: {tmp_path}/m/config.json: {said}"
+
+
+def _mixed_per_expert(layers: int, experts: int) -> dict:
+    """A Qwen3-MoE config whose MIXED_PRECISION block names every module, each expert's
+    projections one by one (NVFP4), the attention projections FP8, as ModelOpt writes it."""
+    quantized = {}
+    for layer in range(layers):
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            quantized[f"model.layers.{layer}.self_attn.{proj}"] = {"quant_algo": "FP8"}
+        for expert in range(experts):
+            for proj in ("gate_proj", "up_proj", "down_proj"):
+                quantized[f"model.layers.{layer}.mlp.experts.{expert}.{proj}"] = {
+                    "quant_algo": "NVFP4", "group_size": 16}
+    return {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": layers,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+            "vocab_size": 151936, "num_experts": experts, "num_experts_per_tok": 8,
+            "moe_intermediate_size": 768, "max_position_embeddings": 40960,
+            "quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+                                    "group_size": 16, "quantized_layers": quantized}}
+
+
+def test_a_mixed_precision_block_naming_every_expert_is_read(tmp_path):
+    """A MIXED_PRECISION block naming each expert's projections (ModelOpt's layout; 94 layers
+    of 128 experts: 36,472 keys) matched every module of a layer against every key of it in
+    turn, 1.3 billion matches, and was refused after the 2 s regex budget: "matching its
+    ignore list against the module names of the model's 94 layers took over 2 s (...);
+    simplify it", though it has no ignore list and nothing to simplify. A plain key is now
+    looked up: 48 layers (18,624 keys) read in well under the budget."""
+    from tiersim.hardware.hf_config import load_hf_config
+    from tiersim.hardware.precisions import weight_formats
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_mixed_per_expert(48, 128)))
+    formats = weight_formats(load_hf_config(path), "checkpoint")
+    assert (formats.attention.name, formats.experts.name) == ("fp8", "nvfp4")

@@ -12,7 +12,14 @@ from typing import Any
 from tiersim.errors import TiersimError, shown
 from tiersim.hardware.hf_compressed import _compressed_tensors
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt, _note_weight_only
-from tiersim.hardware.hf_modules import Span, _by_module, _module_list, _Patterns, _uniform
+from tiersim.hardware.hf_modules import (
+    Span,
+    _by_module,
+    _module_list,
+    _Patterns,
+    _uniform,
+    runs,
+)
 from tiersim.hardware.precisions import WEIGHT_ONLY
 
 #: ModelOpt's ``quant_algo`` names tiersim reads, as vLLM's modelopt.py loads them (its
@@ -118,13 +125,17 @@ def _per_layer(path: Path, layers: dict, span: Span, prefix: str = QUANT_KEY):
         entries.sort(key=lambda entry: -len(entry[1]))
 
     matched: set[str] = set()
+    ordered: dict[int, _Ordered] = {}
 
     def format_of(layer: int, names: list[str]):
-        for listed, key, spec in by_layer.get(layer, []) + anywhere:
-            if any(listed.match(n) for n in names):
-                matched.add(key)
-                return _modelopt_fmt(path, spec, f"quantized_layers.{key}.", prefix)
-        return None
+        if layer not in ordered:
+            ordered[layer] = _Ordered(by_layer.get(layer, []) + anywhere)
+        entry = ordered[layer].first(names)
+        if entry is None:
+            return None
+        _, key, spec = entry
+        matched.add(key)
+        return _modelopt_fmt(path, spec, f"quantized_layers.{key}.", prefix)
 
     each = any(_EXPERT_INDEX.search(str(key)) for key in layers)
     formats = _by_module(span, format_of, each)
@@ -135,3 +146,32 @@ def _per_layer(path: Path, layers: dict, span: Span, prefix: str = QUANT_KEY):
                            f"weight would read as BF16; name modules as the checkpoint does "
                            f"(e.g. {example!r})")
     return formats
+
+
+class _Ordered:
+    """A layer's MIXED_PRECISION entries, most specific first: :meth:`first` gives the first
+    that names a module, as matching each entry in turn does, but finds a plain key (a module
+    name, no wildcard or regex) by looking each run of the module's names up (:func:`runs`).
+    NOTE: matched in turn, a checkpoint naming each expert's projections (94 layers of 128
+    experts: 36,472 keys) matched every module against its layer's 388 keys, 1.3 billion
+    matches: past the regex budget, so refused."""
+
+    def __init__(self, entries: list[tuple[_Patterns, str, Any]]):
+        self.entries, self.plain, self.other = entries, {}, []
+        for at, (listed, key, _) in enumerate(entries):
+            if listed.plain and not listed.other:
+                self.plain.setdefault(key, at)
+            else:
+                self.other.append(at)
+
+    def first(self, names: list[str]) -> tuple[_Patterns, str, Any] | None:
+        """The first entry naming one of ``names`` (None: none does)."""
+        best = min((self.plain[run] for name in names for run in runs(name)
+                    if run in self.plain), default=len(self.entries))
+        for at in self.other:
+            if at > best:
+                break
+            if any(self.entries[at][0].match(name) for name in names):
+                return self.entries[at]
+        return self.entries[best] if best < len(self.entries) else None
+

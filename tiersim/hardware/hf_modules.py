@@ -129,6 +129,13 @@ class Span:
         return range(first, first + self.total)
 
 
+def runs(name: str):
+    """Every run of ``name``'s dotted components (``a.b.c``: a, a.b, a.b.c, b, b.c, c): the
+    module names a plain list entry names ``name`` by."""
+    parts = name.split(".")
+    return (".".join(parts[a:b]) for a in range(len(parts)) for b in range(a + 1, len(parts) + 1))
+
+
 class _Patterns:
     """An ignore / target list, matched as :func:`_matches` matches one entry: plain names
     by set lookup (a plain name matches a module when it is a run of the module's dotted
@@ -167,12 +174,8 @@ class _Patterns:
 
     def match(self, name: str) -> bool:
         """True when an entry names module ``name``."""
-        if self.plain:
-            parts = name.split(".")
-            runs = (".".join(parts[a:b]) for a in range(len(parts))
-                    for b in range(a + 1, len(parts) + 1))
-            if any(run in self.plain for run in runs):
-                return True
+        if self.plain and any(run in self.plain for run in runs(name)):
+            return True
         if self.wild is not None and self.wild.match(name):
             return True
         return any(_matches(p, name) for p in self.regexes)
