@@ -123,6 +123,8 @@ re-exports the names used from here.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import re
 import warnings
 from pathlib import Path
@@ -154,7 +156,12 @@ from tiersim.hardware.hf_modules import (
     regex_budget,
 )
 from tiersim.hardware.hf_quant import _note_unread_side, checkpoint_formats, checkpoint_kv_cache
-from tiersim.hardware.hf_side import _note_told_quant_file, _side_file, hf_quant_path
+from tiersim.hardware.hf_side import (
+    TOLD_QUANT_FILES,
+    _note_told_quant_file,
+    _side_file,
+    hf_quant_path,
+)
 from tiersim.hardware.hf_types import (
     _served_type,
     _text_config,
@@ -178,6 +185,7 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     TEXT_CONFIG_KEYS,
     text_key,
 )
+from tiersim.jsonio import MAX_JSON_BYTES
 
 #: The names imported from this module elsewhere (tiersim, its tests and benchmarks).
 __all__ = [
@@ -193,10 +201,59 @@ __all__ = [
 
 
 def load_hf_config(path: str | Path) -> ModelArch:
-    """The architecture a Hugging Face ``config.json`` (or a folder holding one) describes."""
+    """The architecture a Hugging Face ``config.json`` (or a folder holding one) describes.
+
+    A config read before, with the same bytes in it and in the files beside it that it reads
+    (:func:`_read_key`), is not read again: its model is given back and the notes reading it
+    gave are raised again. NOTE: a run asks for its tiers' model some fifty times (checks,
+    fleet, summary), and a ModelOpt MIXED_PRECISION config naming every expert (36,472 keys,
+    4 MB) takes 0.7 s to read: 80 s a run, read each time."""
     path = Path(path)
     if path.is_dir():
         path = path / "config.json"
+    key = _read_key(path)
+    if key is None:
+        return _load(path)
+    if key not in _MODELS_READ:
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always")
+            model = _load(path)
+        while len(_MODELS_READ) >= MODELS_KEPT:
+            _MODELS_READ.pop(next(iter(_MODELS_READ)))
+        _MODELS_READ[key] = (model, notes)
+    model, notes = _MODELS_READ[key]
+    for note in notes:
+        warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+    return model
+
+
+#: How many models read :func:`load_hf_config` keeps (the oldest is dropped first).
+MODELS_KEPT = 16
+_MODELS_READ: dict[tuple, tuple[ModelArch, list]] = {}
+
+
+def _read_key(path: Path) -> tuple | None:
+    """What reading the config at ``path`` depends on: the path as written (errors and notes
+    name it) and the bytes of the config and of each file beside it that is read (NVIDIA's
+    ``hf_quant_config.json``, AutoGPTQ / AutoAWQ quantisation files); None where one is
+    anything but a readable regular file of at most :data:`~tiersim.jsonio.MAX_JSON_BYTES`
+    (read afresh, which names what is wrong)."""
+    key: list = [str(path)]
+    for name in (path, hf_quant_path(path), *(hf_quant_path(path, n) for n in TOLD_QUANT_FILES)):
+        if not os.path.lexists(name) and name != path:
+            key.append(None)
+            continue
+        try:
+            if not name.is_file() or name.stat().st_size > MAX_JSON_BYTES:
+                return None
+            key.append(hashlib.sha256(name.read_bytes()).hexdigest())
+        except OSError:
+            return None
+    return tuple(key)
+
+
+def _load(path: Path) -> ModelArch:
+    """:func:`load_hf_config` of a ``config.json`` path, read afresh."""
     outer = _Config(path, _read(path))
     _type_name(outer)
     cfg, wrapper_quant = _text_config(outer)
