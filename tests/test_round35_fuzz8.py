@@ -191,3 +191,28 @@ def test_a_config_changed_between_reads_is_read_again(tmp_path):
     side = tmp_path / "hf_quant_config.json"
     side.write_text(json.dumps({"quantization": {"quant_algo": "FP8"}}))
     assert load_hf_config(path).checkpoint[0][1] == "fp8"
+
+
+def _mooncake(path, ids: dict[int, list[int]]):
+    """A Mooncake JSON-lines trace of 6 rows, each row's hash ids its own but as ``ids``."""
+    rows = [{"timestamp": i * 100, "input_length": 1000, "output_length": 20,
+             "hash_ids": ids.get(i, [1000 + 2 * i, 1001 + 2 * i])} for i in range(6)]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("ids", "said"), [
+    ({1: [2**60 + 7, 5], 4: [2**64, 9]}, "row 5, column 'hash_ids': hash id "
+     "18446744073709551616 out of range (must be 0 <= id < 2^63) (file line 5)"),
+    ({0: [2**63, 1]}, "row 1, column 'hash_ids': hash id 9223372036854775808 out of range "
+     "(must be 0 <= id < 2^63) (file line 1)"),
+], ids=["a valid large id before", "2^63"])
+def test_a_mooncake_hash_id_past_int64_is_named_as_written(tmp_path, capsys, ids, said):
+    """One hash id of 2^63 or more anywhere in a Mooncake file makes Arrow read every row's ids
+    as floats: the first id past 2^53 was then refused, though valid, in the wrong row ("row 2
+    ... hash id 1.15292e+18 is not a whole number within range (must be an integer below
+    2^63, written without a decimal point)"), and 2^63 itself read "9.22337e+18 is not a whole
+    number". The ids are now read again exactly, and the one out of range is named as written."""
+    path = _mooncake(tmp_path / "t.jsonl", ids)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == f"Error: {path}: {said}"

@@ -607,6 +607,8 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         raise src.error(f"{column} must be a list of integers, such as [1, 2, 3] (got "
                         f"{_not_a_list(given, cell)})", i, column) from None
+    if values.dtype.kind == "f" and isinstance(cell, list) and all(type(v) is int for v in cell):
+        values = np.asarray(cell, dtype=object)  # numpy types [2**63, 1] as floats: rounded
     if values.dtype.kind == "f":
         if np.isnan(values).any():  # a null inside the list (Parquet reads it as NaN)
             raise _missing_id(src, column, i, int(np.flatnonzero(np.isnan(values))[0]))

@@ -91,6 +91,10 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
             exact = _exact_hashes(p)
             if exact is not None:
                 df["prompt_hash"] = exact
+        for name in _float_id_lists(table):
+            exact = _exact_id_lists(p, name)
+            if exact is not None:
+                df[name] = exact
         return df
     except pa.ArrowInvalid as e:
         raise _jsonl_parse_error(p, e) from None
@@ -339,6 +343,36 @@ def _exact_hashes(p: Path) -> np.ndarray | None:
         return None
     values = exact.column("prompt_hash").to_pylist()
     return np.array([None if v is None else int(v) for v in values], dtype=object)
+
+
+#: Keys holding lists of hash ids: Mooncake's ``hash_ids``, a canonical trace's ``prefix_hashes``.
+ID_LISTS = ("hash_ids", "prefix_hashes")
+
+
+def _float_id_lists(table: pa.Table) -> list[str]:
+    """The :data:`ID_LISTS` columns Arrow read as lists of floats: one id of 2^63 or more (or
+    with a decimal point) anywhere in the file types every row's ids as floats, and an id past
+    2^53 then is no whole number: row 2's valid 2^60 + 7 was refused as inexact, not row 5's
+    2^64 as out of range."""
+    return [f.name for f in table.schema if f.name.strip() in ID_LISTS
+            and pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type)]
+
+
+def _exact_id_lists(p: Path, name: str) -> np.ndarray | None:
+    """Column ``name`` read again as lists of exact whole numbers (Python ints, None where
+    missing), or None where an id is no whole number of at most 38 digits (then the floats
+    stay, and the first inexact one is refused: :func:`tiersim.trace.canonical.hash_arrays`)."""
+    schema = pa.schema([(name, pa.list_(EXACT_HASH))])
+    try:
+        exact = _json_table(p, pa_json.ParseOptions(explicit_schema=schema,
+                                                    unexpected_field_behavior="infer"))
+    except pa.ArrowInvalid:
+        return None
+    cells = exact.column(name).to_pylist()
+    out = np.empty(len(cells), dtype=object)
+    out[:] = [None if ids is None else [None if i is None else int(i) for i in ids]
+              for ids in cells]
+    return out
 
 
 def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
