@@ -216,3 +216,22 @@ def test_a_mooncake_hash_id_past_int64_is_named_as_written(tmp_path, capsys, ids
     path = _mooncake(tmp_path / "t.jsonl", ids)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == f"Error: {path}: {said}"
+
+
+def test_the_match_budget_names_the_lists_and_experts_it_matched(tmp_path, monkeypatch):
+    """A MIXED_PRECISION block past the match budget read "matching its ignore list against
+    the module names of the model's 48 layers took over ...", a list it does not have, and
+    no word of the 128 experts each layer's modules were matched for."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware import hf_config
+
+    monkeypatch.setattr(hf_config, "REGEX_BUDGET_S", 0.001)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_mixed_per_expert(48, 128)))
+    with pytest.raises(TiersimError) as err:
+        hf_config.load_hf_config(path)
+    assert str(err.value) == (
+        f"{path}: key 'quantization_config': matching its quantized_layers keys against the "
+        "module names of the model's 48 layers of 128 experts each took over 0.001 s (a 're:' "
+        "pattern that backtracks without end, a list that long, or that many layers or "
+        "experts); simplify it")

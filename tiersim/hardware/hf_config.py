@@ -374,16 +374,34 @@ def _quant_of(path: Path, quant: Any, span: Span, key: str = "quantization_confi
     except TiersimError:
         raise
     except RegexTimeout:
-        raise TiersimError(f"{where}: matching its ignore list against the module names of "
-                           f"the model's {span.total:,} layers took over {REGEX_BUDGET_S:g} s (a "
-                           "'re:' pattern that backtracks without end, a list that long, or "
-                           "that many layers); simplify it") from None
+        experts = getattr(span.members.get("experts"), "experts", 1)
+        of = f" of {experts:,} experts each" if experts > 1 else ""
+        raise TiersimError(f"{where}: matching {_lists_matched(quant)} against the module names "
+                           f"of the model's {span.total:,} layers{of} took over "
+                           f"{REGEX_BUDGET_S:g} s (a 're:' pattern that backtracks without end, "
+                           f"a list that long, or that many layers{' or experts' * bool(of)}); "
+                           "simplify it") from None
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError,
             RecursionError, re.error) as exc:
         text = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise TiersimError(f"{where}: not in a layout tiersim reads ({type(exc).__name__}: "
                            f"{text}); see the quant_method's documented layout (fp8, mxfp4, "
                            "compressed-tensors, modelopt, awq, gptq)") from None
+
+
+def _lists_matched(quant: Any) -> str:
+    """The lists of module names a quantisation block's modules are matched against, for a
+    message: ModelOpt's ``quantized_layers``, GPTQModel's ``dynamic`` rules, compressed-tensors'
+    ``targets``; its ignore list otherwise (a block of MIXED_PRECISION keys read "matching its
+    ignore list", which it does not have)."""
+    quant = quant if isinstance(quant, dict) else {}
+    if quant.get("quantized_layers"):
+        return "its quantized_layers keys"
+    if quant.get("dynamic"):
+        return "its dynamic rules and ignore list"
+    if quant.get("config_groups"):
+        return "its config groups' targets and ignore list"
+    return "its ignore list"
 
 
 #: Seconds of CPU time the ignore-list patterns of one config may take to match, in all.
