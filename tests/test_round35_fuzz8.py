@@ -235,3 +235,23 @@ def test_the_match_budget_names_the_lists_and_experts_it_matched(tmp_path, monke
         "module names of the model's 48 layers of 128 experts each took over 0.001 s (a 're:' "
         "pattern that backtracks without end, a list that long, or that many layers or "
         "experts); simplify it")
+
+
+def test_a_huge_token_budget_beside_weights_that_do_not_fit_names_both_fixes(tmp_path,
+                                                                            capsys):
+    """Llama-3.1-70B at BF16 (141.1 GB of weights) on one H200 (135.7 GB usable) with
+    max_num_batched_tokens 2,000,000 was told only "lower scheduler.max_num_batched_tokens (it
+    sets the activation reserve)": done, the weights still did not fit, a second run away."""
+    doc = tiny_doc(model="Llama-3.1-70B", router={"policy": "static_split", "fractions": [1.0]},
+                   tiers=[{"name": "bf16", "precision": "bf16", "replicas": 1,
+                           "cost_per_gpu_hour": 3.5,
+                           "scheduler": {"max_num_batched_tokens": 2_000_000}}])
+    scenario = write_yaml(tmp_path / "s.yaml", doc)
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    at = scenario.read_text().splitlines().index("- name: bf16") + 1
+    assert line == (
+        f"Error: {scenario}: line {at}: tiers[0]: "
+        "tier 'bf16': Llama-3.1-70B at BF16 does not fit on 1x H200: weights 141.1 GB + reserve "
+        "517.6 GB > usable 135.7 GB (short by 523.0 GB); lower scheduler.max_num_batched_tokens "
+        "(it sets the activation reserve), and use more gpus_per_replica, a smaller precision or "
+        "a GPU with more memory (the weights alone do not fit)")

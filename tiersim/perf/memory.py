@@ -568,7 +568,10 @@ def _fit_message(
     fix = (f"use {switch}gpus_per_replica {fits}{nodes}, a smaller precision or a GPU with "
            "more memory" if fits else "use a smaller precision or a GPU with more memory")
     if reserve > weights:  # the activation reserve of a huge token budget is what is short
-        fix = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
+        lower = "lower scheduler.max_num_batched_tokens (it sets the activation reserve)"
+        fix = lower if weights < budget else (  # lowering it alone cannot fit the weights
+            f"{lower}, and use more gpus_per_replica, a smaller precision or a GPU with more "
+            "memory (the weights alone do not fit)")
     fix = _utilization_fix(budget / gpu.hbm_bytes,
                            (weights + reserve + block_bytes) / gpu.hbm_bytes) + fix
     if short <= 0:
