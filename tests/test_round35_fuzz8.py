@@ -255,3 +255,23 @@ def test_a_huge_token_budget_beside_weights_that_do_not_fit_names_both_fixes(tmp
         "517.6 GB > usable 135.7 GB (short by 523.0 GB); lower scheduler.max_num_batched_tokens "
         "(it sets the activation reserve), and use more gpus_per_replica, a smaller precision or "
         "a GPU with more memory (the weights alone do not fit)")
+
+
+LONG = "g" * 5000
+CUT_NAME = "g" * 37 + "..."
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {
+        LONG: {"targets": ["Linear"], "weights": {"num_bits": 3, "type": "int"}}}}},
+     f"key 'quantization_config.config_groups.{CUT_NAME}.weights': 3-bit int weights (group "
+     "size None) are not a format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
+    ({"rope_scaling": {LONG: {"factor": -1}}},
+     f"key 'rope_scaling.{CUT_NAME}.factor': must be a finite number above 0 (got -1)"),
+], ids=["group", "rope layer type"])
+def test_a_5000_character_name_in_a_config_key_path_is_cut(tmp_path, capsys, edit, said):
+    """A config group (or a per-layer-type rope block) named by 5,000 characters was named in
+    full in the key path of its error line (5,176 characters); each name is now cut."""
+    scenario = _model_scenario(tmp_path, {**LLAMA, **edit})
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == f"Error: {scenario}: line 3: model: {tmp_path}/m/config.json: {said}"

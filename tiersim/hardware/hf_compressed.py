@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.errors import Note, TiersimError, shown
+from tiersim.hardware.hf_file import key_part
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt, _group_size, _note_weight_only
 from tiersim.hardware.hf_modules import Span, _by_module, _module_list, _Patterns
 from tiersim.hardware.precisions import PER_CHANNEL
@@ -118,7 +119,8 @@ def _compressed_tensors(path: Path, quant: dict, span: Span, prefix: str = QUANT
         _note_no_groups(path, quant, prefix)
     ignore = _Patterns(_module_list(path, quant, "ignore", prefix=prefix))
     named, linear = [], None  # (targets, format) of groups naming modules; the Linear class's
-    for name, scheme in groups.items():
+    for group, scheme in groups.items():
+        name = key_part(group)  # for the key paths named: the file's text, cut
         weights = scheme.get("weights") if isinstance(scheme, dict) else None
         if not isinstance(weights, dict):
             raise TiersimError(f"{path}: key '{prefix}config_groups.{name}."

@@ -40,8 +40,10 @@ class _Config:
         self.path, self.data, self.prefix = path, data, prefix
 
     def error(self, key: str, message: str) -> TiersimError:
-        """An error naming this file and ``key`` (under ``prefix``: ``text_config.``)."""
-        return TiersimError(f"{self.path}: key {self.prefix + key!r}: {message}")
+        """An error naming this file and ``key`` (under ``prefix``: ``text_config.``), each
+        name in it cut to :func:`key_part`'s width."""
+        shown_key = ".".join(key_part(part) for part in (self.prefix + key).split("."))
+        return TiersimError(f"{self.path}: key {shown_key!r}: {message}")
 
     def int(self, key: str, default: int | None = None, *alternatives: str,
             bounded: bool = True) -> int:
@@ -90,6 +92,14 @@ class _Config:
             raise self.error(key, f"must be {what} of at most {MAX_SIZE:,} (got {shown(value)}); "
                              "give the value the model card states")
         return value
+
+
+def key_part(name) -> str:
+    """A name from a config (a map's key: a group's, a layer type's) for the key path an
+    error names: whole up to 40 characters, else its first 37 and "..." (a 5,000-character
+    group name was written out whole)."""
+    text = str(name)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _model_name(path: Path) -> str:
