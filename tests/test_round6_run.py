@@ -88,7 +88,8 @@ def _run_doc(tmp_path, capsys, doc: dict):
 
 def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
     """Every request dropped (prompt + output above the context) ended with exit 0 and no
-    word; the figures stay as they were."""
+    word; the figures stay as they were. Both tiers dropped some: each is told its fix (the
+    note once told bf16's alone)."""
     doc = tiny_doc()
     for tier in doc["tiers"]:
         tier["scheduler"] = {"max_model_len": 1}
@@ -98,8 +99,14 @@ def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
                                       "context, up to 7,574 tokens); they count as dropped in "
                                       "every figure; the first is request_id 594 (1,182 "
                                       "tokens on tier bf16, which serves at most 1, its "
-                                      "scheduler.max_model_len): raise that (up to its "
-                                      "model's context), or shorten or remove such rows")
+                                      "scheduler.max_model_len); by tier and fix: 173 on "
+                                      "tier bf16 (up to 7,574 tokens) exceed its "
+                                      "scheduler.max_model_len (1): raise that (up to its "
+                                      "model's context, 262,144 tokens); 144 on tier w4a16 "
+                                      "(up to 7,469 tokens) exceed its "
+                                      "scheduler.max_model_len (1): raise that (up to its "
+                                      "model's context, 262,144 tokens); or shorten or "
+                                      "remove such rows")
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["completed"], summary["dropped"]) == (0, 317)
 

@@ -405,25 +405,82 @@ def _first_dropped(fleet, df: pd.DataFrame, rows: np.ndarray, tokens: np.ndarray
                    too_long: np.ndarray, tier: np.ndarray) -> str:
     """The dropped note's tail: the first request the fleet could never serve (``rows``, its
     table rows, with their ``tokens``, ``too_long`` and ``tier`` from :func:`_dropped_sizes`),
-    by its ``request_id``, and what would serve it; "" when there is none."""
+    by its ``request_id``, and what would serve it; where the others do not all share its fix
+    (another tier, or one beyond its model's maximum context where the first is within it),
+    each fix with how many it serves (:func:`_each_fix`). "" when there is none."""
     if not len(rows):
         return ""
+    kind = _drop_kind(fleet, tokens, too_long, tier)
     built = fleet.tiers[int(tier[0])]
     head = (f"; the first is request_id {int(df['request_id'].iloc[int(rows[0])])} "
             f"({int(tokens[0]):,} tokens on tier {built.name}")
-    if not too_long[0]:
-        return (f"{head}): give the tier more KV-cache memory (gpu_memory_utilization, "
-                "gpus_per_replica), or shorten or remove such rows")
-    most = f"{head}, which serves at most {built.limits.max_model_len:,}"
-    if built.context_raisable and built.most_context and tokens[0] > built.most_context:
-        return (f"{most}, its scheduler.max_model_len): it exceeds its model's maximum context "
-                f"({built.most_context:,} tokens), which no max_model_len serves: shorten or "
-                "remove such rows, or serve them on a model with a longer context")
-    if built.context_raisable:
-        return (f"{most}, its scheduler.max_model_len): raise that (up to its model's "
-                "context), or shorten or remove such rows")
-    return (f"{most}, its model's context): shorten or remove such rows, or serve them on a "
-            "model with a longer context")
+    if too_long[0]:
+        limit = "scheduler.max_model_len" if built.context_raisable else "model's context"
+        head += f", which serves at most {built.limits.max_model_len:,}, its {limit}"
+    if np.any((kind != kind[0]) | (tier != tier[0])):
+        return f"{head}); by tier and fix: {_each_fix(fleet, tokens, kind, tier)}"
+    return f"{head}){_FIRST_FIX[int(kind[0])].format(most=built.most_context)}"
+
+
+_KV, _RAISE, _BEYOND, _FIXED = range(4)
+"""Why a dropped request is served by no setting of its tier as it stands, by its fix
+(:func:`_drop_kind`): larger than a replica's KV cache; longer than a ``max_model_len`` the
+tier may raise; longer than its model's maximum context; longer than a tier at that context."""
+
+_FIRST_FIX = {
+    _KV: ": give the tier more KV-cache memory (gpu_memory_utilization, gpus_per_replica), or "
+         "shorten or remove such rows",
+    _RAISE: ": raise that (up to its model's context), or shorten or remove such rows",
+    _BEYOND: ": it exceeds its model's maximum context ({most:,} tokens), which no "
+             "max_model_len serves: shorten or remove such rows, or serve them on a model with "
+             "a longer context",
+    _FIXED: ": shorten or remove such rows, or serve them on a model with a longer context",
+}
+"""The fix the dropped note gives its first request, by :func:`_drop_kind`."""
+
+
+def _drop_kind(fleet, tokens: np.ndarray, too_long: np.ndarray, tier: np.ndarray) -> np.ndarray:
+    """Each dropped request's fix (:data:`_KV`, :data:`_RAISE`, :data:`_BEYOND`,
+    :data:`_FIXED`), from its ``tokens``, whether it is ``too_long`` for its ``tier``'s
+    context and that tier (indexes into ``fleet.tiers``)."""
+    raisable = np.array([t.context_raisable for t in fleet.tiers])[tier]
+    most = np.array([t.most_context or np.inf for t in fleet.tiers])[tier]
+    kind = np.where(raisable, np.where(tokens > most, _BEYOND, _RAISE), _FIXED)
+    return np.where(too_long, kind, _KV)
+
+
+def _each_fix(fleet, tokens: np.ndarray, kind: np.ndarray, tier: np.ndarray) -> str:
+    """The dropped requests' fixes, one per tier and :func:`_drop_kind`, in the order their
+    first request was dropped: how many each serves, up to how many tokens, and what it is."""
+    key = tier * 4 + kind
+    keys, first = np.unique(key, return_index=True)
+    parts = []
+    for k in keys[np.argsort(first)]:
+        mine = key == k
+        built = fleet.tiers[int(k) // 4]
+        count = int(mine.sum())
+        size = (f"{int(tokens[mine].max()):,} tokens" if count == 1 else
+                f"up to {int(tokens[mine].max()):,} tokens")
+        parts.append(f"{count:,} on tier {built.name} ({size}) "
+                     + _fix_words(built, int(k) % 4, count))
+    return "; ".join(parts) + "; or shorten or remove such rows"
+
+
+def _fix_words(built, kind: int, count: int) -> str:
+    """:func:`_each_fix`'s words for ``count`` requests of one ``kind`` on tier ``built``."""
+    them, s = ("it", "s") if count == 1 else ("them", "")
+    if kind == _KV:
+        return (f"exceed{s} a replica's KV cache: give the tier more KV-cache memory "
+                "(gpu_memory_utilization, gpus_per_replica)")
+    if kind == _RAISE:
+        most = f", {built.most_context:,} tokens" if built.most_context else ""
+        return (f"exceed{s} its scheduler.max_model_len ({built.limits.max_model_len:,}): "
+                f"raise that (up to its model's context{most})")
+    if kind == _BEYOND:
+        return (f"exceed{s} its model's maximum context ({built.most_context:,} tokens), which "
+                f"no max_model_len serves: serve {them} on a model with a longer context")
+    return (f"exceed{s} its model's context ({built.limits.max_model_len:,} tokens): serve "
+            f"{them} on a model with a longer context")
 
 
 def _dropped_after_first_pass(result, dropped: np.ndarray, why: str) -> str:
