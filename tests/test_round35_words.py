@@ -3,6 +3,15 @@ reproduced from outside and fixed, with the exact line a user sees."""
 
 from __future__ import annotations
 
+import pytest
+from conftest import tiny_doc, write_yaml
+from test_hostile_inputs import one_error_line, run_cli
+
+#: A BurstGPT CSV's header and 3 rows.
+BURSTGPT = ("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+            + "".join(f"{i * 0.5},ChatGPT,{100 + i},20,{120 + i},Conversation log\n"
+                      for i in range(3)))
+
 
 def _dropped_note(tmp_path, capsys, rows) -> str:
     """``tiersim run`` of one bf16 tier capped at max_model_len 1,000 (its model takes
@@ -52,3 +61,27 @@ def test_dropped_note_with_one_fix_for_all_keeps_the_first_requests_line(tmp_pat
     assert tail == ("; the first is request_id 1 (2,010 tokens on tier bf16, which serves at "
                     "most 1,000, its scheduler.max_model_len): raise that (up to its model's "
                     "context), or shorten or remove such rows")
+
+
+@pytest.mark.parametrize("comment", ["# BurstGPT trace, 2 months", "#"])
+def test_a_comment_line_above_a_csv_header_is_named_with_the_fix(tmp_path, capsys, comment):
+    """A trace whose first line is a ``# comment`` read "row 1: has 6 fields where the header
+    has 1 (file line 2)", no word of the comment, which pandas took as the header."""
+    path = tmp_path / "b.csv"
+    path.write_text(f"{comment}\n{BURSTGPT}")
+    fields = "2 fields" if "," in comment else "1 field"
+    want = (f"Error: {path}: its first line ({comment!r}) looks like a comment, not the header: "
+            f"it has {fields} where the next line has 6; remove the line, so that the header "
+            "comes first (file line 1)")
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", path)) == want
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(path)}))
+    assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == want
+
+
+def test_a_header_whose_first_column_starts_with_a_hash_is_read(tmp_path, capsys):
+    """A header naming a first column ``#`` (a row number), its rows as wide: no comment."""
+    path = tmp_path / "a.csv"
+    path.write_text("#,TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                    "1,2024-05-10 00:00:00.5,100,5\n2,2024-05-10 00:00:01.5,200,5\n")
+    code, err = run_cli(capsys, "trace", "inspect", path)
+    assert code == 0, err

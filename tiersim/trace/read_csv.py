@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from tiersim.arrowfile import arrow_file
-from tiersim.errors import TraceError
+from tiersim.errors import TraceError, shown
 from tiersim.trace.csv_records import Records, Unvouched
 from tiersim.trace.filecheck import (
     Source,
@@ -205,6 +205,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     (its values then shift) instead of refusing it; a column is left out only where pyarrow
     vouched for every record first (:func:`_read_csv_columns`)."""
     _no_separator_line(p)
+    _no_comment_line(p)
     with _csv_errors(p):
         df = _parse_csv(p, nrows=nrows, **_csv_options(p, used))
     _no_extra_fields(p, df)
@@ -262,6 +263,7 @@ def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS, used=None, left_out
     p = Path(path)
     open_checked(p)
     _no_separator_line(p)
+    _no_comment_line(p)
     given = 0
     cut = _cut(p, left_out)
     if cut is not None:
@@ -365,6 +367,30 @@ def _no_separator_line(p: Path) -> None:
         raise TraceError(str(p), f"its first line ({first!r}) is a spreadsheet's note of the "
                          "separator, not the header; remove the line, so that the header comes "
                          "first (file line 1)")
+
+
+def _no_comment_line(p: Path) -> None:
+    """Refuse a CSV whose first line is a ``#`` comment above the header (a note on where the
+    trace came from) with another number of fields than the line after it: the comment was
+    read as the header, and the header refused as row 1 ('row 1: has 6 fields where the header
+    has 1'), no word of the comment. A header whose first name starts with ``#`` and whose
+    rows match it stands. The comment is echoed cut (:func:`tiersim.errors.shown`)."""
+    try:
+        with long_fields(), open(p, newline="", encoding="utf-8-sig") as handle:
+            first = handle.readline(4096).rstrip("\r\n")
+            if not first.startswith("#"):
+                return
+            handle.seek(0)
+            records = records_with_lines(handle)
+            (_, comment), (_, header) = next(records, (0, [])), next(records, (0, []))
+    except (OSError, UnicodeError, csv.Error):
+        return  # the read itself names what is wrong
+    if header and len(header) != len(comment):
+        fields = f"{len(comment)} field{'s' if len(comment) != 1 else ''}"
+        raise TraceError(str(p), f"its first line ({shown(first, 60)}) looks like a comment, "
+                         f"not the header: it has {fields} where the next line has "
+                         f"{len(header)}; remove the line, so that the header comes first (file "
+                         "line 1)")
 
 
 def _parse_csv(p: Path, **options) -> pd.DataFrame:
