@@ -77,6 +77,7 @@ recomputes aiconfigurator's estimates (both need aiconfigurator-core installed).
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import datetime
 import itertools
@@ -636,6 +637,8 @@ def read_rows_file(path: Path) -> pd.DataFrame:
     try:
         df = pd.read_csv(path, dtype=str)  # pandas' missing-value spellings ("nan"...) empty
     except (ValueError, UnicodeDecodeError, OSError) as exc:  # pandas' parser errors included
+        if "EOF inside string" in str(exc):
+            raise SystemExit(unclosed_quote(path)) from None
         raise SystemExit(f"{path}: not a CSV of measured rows ({_one_line(exc)})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
@@ -643,6 +646,25 @@ def read_rows_file(path: Path) -> pd.DataFrame:
                          f"needs {', '.join(REQUIRED_COLUMNS)}; the silicon sample's others may "
                          "be left out)")
     return df
+
+
+def unclosed_quote(path: Path) -> str:
+    """The error line of a CSV whose last record opens a quote it never closes (pandas' "EOF
+    inside string starting at row N"; the rest of the file is one cell): the file line that
+    record starts on, read with Python's CSV reader (pandas' N counts records, not lines), and
+    the fix."""
+    start = line = 0
+    limit = csv.field_size_limit(sys.maxsize)  # the open cell runs to the file's end
+    try:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+            reader = csv.reader(handle)
+            for _ in reader:
+                start, line = line + 1, reader.line_num
+    finally:
+        csv.field_size_limit(limit)
+    where = "the header" if start == 1 else "the row"
+    return (f"{path}: a quote in {where} on file line {start} is never closed (the file ends "
+            'inside it); close the quote, or write a quote inside a quoted cell as two ("")')
 
 
 def value_problems(df: pd.DataFrame) -> pd.Series:

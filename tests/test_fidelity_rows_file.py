@@ -82,8 +82,8 @@ def test_refresh_aic_on_a_rows_file_needs_its_own_estimates_file(tmp_path, capsy
 
 @pytest.mark.parametrize("text, reason", [
     ("", "not a CSV of measured rows (EmptyDataError: No columns to parse from file)"),
-    ('a,b\n"x,1\n', "not a CSV of measured rows (ParserError: Error tokenizing data. C error: "
-                    "EOF inside string starting at row 1)"),
+    ('a,b\n"x,1\n', 'a quote in the row on file line 2 is never closed (the file ends inside '
+                    'it); close the quote, or write a quote inside a quoted cell as two ("")'),
     ("id,backend,model_path,mode,isl,osl,batch_size,tp_size,silicon_ttft_ms\n",
      "no column silicon_tpot_ms (a file of measured rows needs id, backend, model_path, mode, "
      "isl, osl, batch_size, tp_size, silicon_ttft_ms, silicon_tpot_ms; the silicon sample's "

@@ -3,6 +3,9 @@ reproduced from outside and fixed, with the exact line a user sees."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from conftest import tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
@@ -85,3 +88,25 @@ def test_a_header_whose_first_column_starts_with_a_hash_is_read(tmp_path, capsys
                     "1,2024-05-10 00:00:00.5,100,5\n2,2024-05-10 00:00:01.5,200,5\n")
     code, err = run_cli(capsys, "trace", "inspect", path)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("text, where", [
+    ('id,note\n1,"two\nlines"\n2,ok\n3,"open\n4,x\n', "the row on file line 5"),
+    ('"id,note\n1,x\n', "the header on file line 1"),
+])
+def test_a_rows_file_with_an_unclosed_quote_names_its_line_and_the_fix(tmp_path, text, where):
+    """fidelity_silicon.py --rows-file of a CSV with a quote never closed gave pandas' words
+    ("not a CSV of measured rows (ParserError: Error tokenizing data. C error: EOF inside
+    string starting at row 3)", a record count, not the file line 5, after a quoted line
+    break); it names the file line and the fix, as the trace reader does."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        fs.main(["--rows-file", str(path), "--jobs", "1"])
+    fs.DATA_FILES.update(rows=None, aic=None)
+    assert str(exc.value) == (f"{path}: a quote in {where} is never closed (the file ends "
+                              "inside it); close the quote, or write a quote inside a quoted "
+                              'cell as two ("")')
