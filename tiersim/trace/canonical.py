@@ -31,12 +31,8 @@ from tiersim.atomic import write_with_atomic
 from tiersim.errors import TraceError, unprintable
 from tiersim.trace import checks
 from tiersim.trace.filecheck import Source
+from tiersim.trace.trace_columns import CORE, NAMED
 
-CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
-NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance", "task_type",
-         "prefix_hashes", "difficulty", "prompt", "prompt_hash")
-"""Optional columns read by their exact name (here, by the sessions or by the router);
-``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
 BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject")
 """Text columns checked by their distinct values when read as categories (:func:`by_value`),
 so read from Parquet as categories (:func:`tiersim.trace.read_parquet.text_as_categories`)."""

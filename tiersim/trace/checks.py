@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tiersim.trace.cells import written_cells
 from tiersim.trace.filecheck import Source
-from tiersim.trace.source import written_cells
 
 INT32_MAX = np.iinfo(np.int32).max
 NS_RANGE_S = (pd.Timestamp.min.value // 10**9 + 1, pd.Timestamp.max.value // 10**9 - 1)
@@ -586,7 +586,7 @@ def _is_date_time(value) -> bool:
 def _as_written(src: Source, indexes: list[int], column: str, values: list) -> list[str]:
     """The numbers ``values`` of ``column`` in table rows ``indexes`` for a message, each as a
     CSV or JSON-lines file writes it (``1700000000.000000``, not ``1700000000``) where its
-    text there is a number (:func:`tiersim.trace.source.written_cells`) of at most 40
+    text there is a number (:func:`tiersim.trace.cells.written_cells`) of at most 40
     characters that reads as the value (a text read again otherwise than the trace was is
     not shown); otherwise, and from Parquet, as :func:`_exact` shows it."""
     rows = [src.row(index) for index in indexes]

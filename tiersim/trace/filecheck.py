@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
+from tiersim.trace import trace_columns
 
 MAX_HEADER_BYTES = 65_536
 """Longest CSV header line read before parsing."""
@@ -540,11 +541,9 @@ def no_duplicate_columns(names: list[str], src: Source, where: str = "",
 
 def is_trace_column(name: str) -> bool:
     """Whether tiersim reads a column by this name (see
-    :func:`tiersim.trace.formats.is_trace_column`): before a file is recognised as a trace, only
-    such a name may be shown (docs/security.md)."""
-    from tiersim.trace import formats  # NOTE: here, as formats imports this module
-
-    return formats.is_trace_column(str(name))
+    :func:`tiersim.trace.trace_columns.is_trace_column`): before a file is recognised as a
+    trace, only such a name may be shown (docs/security.md)."""
+    return trace_columns.is_trace_column(str(name))
 
 
 def error_line(e: Exception) -> str:

@@ -25,6 +25,11 @@ import pandas as pd
 from tiersim.errors import escaped
 from tiersim.trace import canonical, checks, units
 from tiersim.trace.filecheck import Source
+from tiersim.trace.trace_columns import (  # noqa: F401 - is_trace_column re-exported
+    LENGTH_COLUMNS,
+    REQUIRED,
+    is_trace_column,
+)
 
 Converted = tuple[pd.DataFrame, list[str]]
 
@@ -32,9 +37,6 @@ KNOWN = (*canonical.CORE, *canonical.NAMED, "subject")
 """Canonical column names something reads: the core and named optional columns and the
 classifier's ``subject`` (:mod:`tiersim.routing.classifier`); a column of another name in a
 canonical file is noted, with the names it is close to."""
-
-LENGTH_COLUMNS = ("num_prefill_tokens", "num_decode_tokens")
-
 
 @dataclass(frozen=True)
 class Format:
@@ -594,29 +596,16 @@ def _not_canonical(columns) -> list[str]:
 
 FORMATS: dict[str, Format] = {
     f.name: f for f in (
-        Format("azure", ("TIMESTAMP", "ContextTokens", "GeneratedTokens"), _convert_azure,
+        Format("azure", REQUIRED["azure"], _convert_azure,
                "Azure LLM inference trace 2023/2024"),
-        Format("burstgpt", ("Timestamp", "Request tokens", "Response tokens"),
+        Format("burstgpt", REQUIRED["burstgpt"],
                _convert_burstgpt, "BurstGPT CSV"),
-        Format("mooncake", ("timestamp", "input_length", "output_length"), _convert_mooncake,
+        Format("mooncake", REQUIRED["mooncake"], _convert_mooncake,
                "Mooncake JSONL"),
-        Format("canonical", ("arrival_s", "input_tokens", "output_tokens"), _convert_canonical,
+        Format("canonical", REQUIRED["canonical"], _convert_canonical,
                "tiersim canonical Parquet/CSV"),
     )
 }
-
-
-_TRACE_COLUMNS = frozenset({*(c for f in FORMATS.values() for c in f.required), *LENGTH_COLUMNS,
-                            *canonical.CORE, *canonical.NAMED, "Model", "hash_ids"})
-
-
-def is_trace_column(name: str) -> bool:
-    """Whether tiersim reads a column by this exact name: a format's required column, a length
-    column, a canonical core or named optional column, BurstGPT's ``Model`` or Mooncake's
-    ``hash_ids``. Only such a name is shown in a message about a file not yet recognised as a
-    trace (docs/security.md); a prefixed column (``feat_*``) is no such name, as the file's own
-    text follows its prefix."""
-    return name in _TRACE_COLUMNS
 
 
 def detect(columns: list[str]) -> str | None:

@@ -30,23 +30,7 @@ from tiersim.trace.filecheck import (
     json_lines,
     line_chunks,
 )
-
-
-def json_cells(path: str, rows: list[int], column: str) -> dict[int, str]:
-    """:func:`written_cells` of a JSON-lines file: each wanted line's value of key ``column``
-    (stripped), text as it is, a number as written (``json.loads`` keeps its characters)."""
-    wanted, found = set(rows), {}
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        lines = (line for line in handle if line.strip(JSON_BLANK))
-        for row, line in enumerate(lines, start=1):
-            if row in wanted:
-                record = json.loads(line, parse_float=str, parse_int=str)
-                value = next((v for k, v in record.items() if str(k).strip() == column), None)
-                found |= {row: value} if isinstance(value, str) else {}
-            if row >= max(wanted):
-                break
-    return found
-
+from tiersim.trace.formats import columns_used
 
 JSONL_BLOCK_BYTES = 1 << 24
 """Bytes the JSON-lines reader parses at a time: a line must fit in one block (16 MiB; Arrow's
@@ -143,8 +127,6 @@ def _kept_keys_copy(p: Path, used) -> tuple[typing.IO[bytes], tuple[str, ...]] |
     when every key is read. A line that is no JSON object, or names a key that is read twice,
     or holds a number too big for a double in one, is copied as it is (the read of the copy
     names its fault as the file's)."""
-    from tiersim.trace.formats import columns_used
-
     names = dict.fromkeys(_key_name(key) for chunk in line_chunks(p) for key in json_keys(chunk))
     chosen = (used or columns_used)([name.strip() for name in names if name is not None])
     if chosen is None or all(name.strip() in chosen for name in names if name is not None):

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
+from tiersim.trace import canonical, formats
 from tiersim.trace.filecheck import Source, error_line, is_trace_column, no_duplicate_columns
 
 
@@ -275,8 +276,6 @@ def text_as_categories(schema: pa.Schema) -> list[str]:
     100,000-character string, which the file stores once in its dictionary, was copied into
     every row (a 118 KB file of 20,000 rows took 5.5 GB), when no Arrow schema stored in the
     file says the column is a dictionary (as files written by other tools)."""
-    from tiersim.trace import canonical, formats  # NOTE: here, as both import this module
-
     def read_as_categories(name: str) -> bool:
         return name in canonical.BY_VALUE or not (
             formats.is_trace_column(name) or name in formats.KNOWN

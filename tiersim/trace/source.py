@@ -12,26 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 
 from tiersim.trace.filecheck import Source, no_duplicate_columns, open_checked
-from tiersim.trace.read_csv import csv_cells, csv_columns, read_csv_file
-from tiersim.trace.read_jsonl import json_cells, read_jsonl_file
+from tiersim.trace.read_csv import csv_columns, read_csv_file
+from tiersim.trace.read_jsonl import read_jsonl_file
 from tiersim.trace.read_parquet import parquet_columns, read_parquet_file
-
-
-def written_cells(path: str, header_lines: int, rows: list[int], column: str) -> dict[int, str]:
-    """The text of 1-based data rows ``rows``' cells of ``column`` as a text trace writes them
-    (``{row: text}``): a CSV's field, a JSON line's value (a number as its characters: ``1.7e9``,
-    not the float it reads as). A row is left out where the file cannot be read again, or the
-    row, the column or a value of text or a number is not there. One pass over the file, made
-    only when an error is raised (as :func:`file_line`'s)."""
-    try:
-        if header_lines == 0:
-            return json_cells(path, rows, column)
-        return csv_cells(path, rows, column) if header_lines == 1 else {}
-    except (OSError, UnicodeError, ValueError, pa.ArrowException):
-        return {}
 
 
 def read_raw(path: str | Path, used=None, left_out=None) -> tuple[pd.DataFrame, Source]:
