@@ -1,5 +1,5 @@
-"""No import cycle between tiersim's subpackages and top-level modules; no domain code imports
-the command line.
+"""No import cycle between tiersim's subpackages and top-level modules, nor between any two
+modules; no domain code imports the command line.
 
 Every ``import`` and ``from ... import`` under ``tiersim/`` is read from the source (the AST),
 at module level and inside functions alike; imports under ``if TYPE_CHECKING:`` are left out
@@ -91,6 +91,43 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
+def named_modules(tree: ast.AST, module: str, is_package: bool,
+                  modules: set[str]) -> set[str]:
+    """The tiersim modules ``module`` imports anywhere (TYPE_CHECKING blocks left out), each
+    ``from a import b`` counted as module ``a.b`` where that is one, else as ``a``."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if is_package else module.split(".")[:-1]
+                here = here[: len(here) - (node.level - 1)]
+                base = ".".join([*here, base] if base else here)
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                         for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {t for name in found if (t := existing(name, modules)) and t != module}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the tiersim modules it imports (:func:`named_modules`), every module its own
+    node (the root package, which only names the version, left out)."""
+    sources = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {module: named_modules(ast.parse(path.read_text(), str(path)), module,
+                                  path.name == "__init__.py", set(sources)) - {"tiersim"}
+            for module, path in sources.items()}
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One cycle of the graph as a list of nodes (first repeated at the end), or None."""
     state: dict[str, int] = {}
@@ -117,6 +154,21 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_cycle_between_subpackages():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_between_modules():
+    """Inside a subpackage too: modules split from one another (perf.profile_*, sweep.*,
+    results_*, trace.*) import one way, at module level and inside functions alike."""
+    cycle = find_cycle(module_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_a_from_import_names_the_submodule_it_takes():
+    modules = {"tiersim.trace", "tiersim.trace.filecheck", "tiersim.trace.formats"}
+    tree = ast.parse("from tiersim.trace import filecheck\nfrom .formats import KNOWN\n"
+                     "from tiersim.trace import open_trace\n")
+    assert named_modules(tree, "tiersim.trace.read_csv", False, modules) == {
+        "tiersim.trace.filecheck", "tiersim.trace.formats", "tiersim.trace"}
 
 
 def test_no_domain_package_imports_the_command_line():
