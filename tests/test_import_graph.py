@@ -39,9 +39,11 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def imported(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """Every tiersim module ``module`` imports anywhere (TYPE_CHECKING blocks left out)."""
-    found: set[str] = set()
+def import_statements(tree: ast.AST, module: str,
+                      is_package: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """Every import of ``module`` anywhere (TYPE_CHECKING blocks left out), as (the module it
+    names, the names ``from ... import`` takes from it; none for a plain ``import``)."""
+    found: list[tuple[str, tuple[str, ...]]] = []
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _type_checking(node.test):
@@ -49,19 +51,27 @@ def imported(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 visit(child)
             return
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            found.extend((a.name, ()) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 here = module.split(".") if is_package else module.split(".")[:-1]
                 here = here[: len(here) - (node.level - 1)]
                 base = ".".join([*here, base] if base else here)
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
+            found.append((base, tuple(a.name for a in node.names)))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(tree)
+    return found
+
+
+def imported(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every tiersim module ``module`` imports anywhere (TYPE_CHECKING blocks left out)."""
+    found: set[str] = set()
+    for base, names in import_statements(tree, module, is_package):
+        found.add(base)
+        found.update(f"{base}.{name}" for name in names)
     return {name for name in found if name == "tiersim" or name.startswith("tiersim.")}
 
 
@@ -96,26 +106,10 @@ def named_modules(tree: ast.AST, module: str, is_package: bool,
     """The tiersim modules ``module`` imports anywhere (TYPE_CHECKING blocks left out), each
     ``from a import b`` counted as module ``a.b`` where that is one, else as ``a``."""
     found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                here = module.split(".") if is_package else module.split(".")[:-1]
-                here = here[: len(here) - (node.level - 1)]
-                base = ".".join([*here, base] if base else here)
-            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                         for a in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
+    for base, names in import_statements(tree, module, is_package):
+        found.update(f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names)
+        if not names:
+            found.add(base)
     return {t for name in found if (t := existing(name, modules)) and t != module}
 
 
