@@ -276,6 +276,11 @@ FIT_EAGER_ONLY = {"sglang": ((0.0, 0.1e-3, 0.2e-3, 0.3e-3), (0.0, 0.4e-3, 0.8e-3
 #: ``--fit`` grids of the eager host time per layer and per MoE layer (seconds).
 FIT_EAGER_PER_LAYER_S = tuple(round(0.05e-3 * i, 6) for i in range(0, 11))
 FIT_EAGER_PER_MOE_LAYER_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
+#: ``--fit-cpp-moe``: the system whose vLLM rows fit the eager host time of a MoE layer whose
+#: experts launch C++ kernels alone (no H200 training row runs such a path: the H200 MoE
+#: training rows run Triton kernels, whose rate ``--fit`` fits), and the grid (seconds).
+FIT_CPP_MOE_SYSTEM = "b200_sxm"
+FIT_CPP_MOE_LAYER_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 9))
 #: ``--fit`` grids: per-iteration overhead (seconds: fixed, and per layer) and requests per
 #: client.
 FIT_OVERHEADS_S = tuple(round(0.1e-3 * i, 6) for i in range(0, 13))
@@ -554,6 +559,9 @@ def with_h200_fit(profile, engine: str, system: str):
     where the engine's depend on it (:data:`ENGINE_GRAPH_MAX_TOKENS`)."""
     h200 = resolve_profile(ENGINE_PROFILES[engine])
     eager = dataclasses.replace(h200.eager, source=moved_source(h200.eager.source, system))
+    if profile.eager.per_cpp_moe_layer_s is not None:  # --fit-cpp-moe's, labelled per system
+        eager = dataclasses.replace(eager, per_cpp_moe_layer_s=profile.eager.per_cpp_moe_layer_s,
+                                    cpp_moe_source=profile.eager.cpp_moe_source)
     if h200.eager.graph_max_tokens and engine in ENGINE_GRAPH_MAX_TOKENS:
         eager = dataclasses.replace(eager, **engine_graph(engine, SYSTEM_GPU[system]))
     return dataclasses.replace(
@@ -1910,15 +1918,19 @@ def moe_backend_rows(rows: pd.DataFrame) -> dict[str, int]:
     return counts
 
 
-def check_entry(res: pd.DataFrame, engine: str, system: str) -> dict:
+def check_entry(res: pd.DataFrame, engine: str, system: str,
+                cpp: pd.Series | None = None) -> dict:
     """What a run of tiersim on this profile prints about its fidelity (``tiersim.fidelity``):
     the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
-    and how many of each model's rows trained the fit (the rest are held out)."""
+    and how many of each model's rows trained a fit (the rest are held out): ``--fit``'s on
+    H200, ``--fit-cpp-moe``'s (``cpp``: the rows with C++-launched experts) on its system."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
     if system == FIT_SYSTEM and engine in FIT_TRAINING:
         for subset in FIT_TRAINING[engine]:
             trained |= training_mask(ok, subset)
+    if system == FIT_CPP_MOE_SYSTEM and engine == "vllm" and cpp is not None:
+        trained |= cpp[ok.index]
 
     def figures(g: pd.DataFrame) -> dict:
         """Row counts and median errors (percent, one decimal) of the rows ``g``."""
@@ -1954,7 +1966,7 @@ def rows_shape_id(rows: pd.DataFrame) -> str:
     return shape_id(get_model(model_source(row_spec(rows.iloc[0]))))
 
 
-def write_check(res: pd.DataFrame, system: str) -> Path:
+def write_check(res: pd.DataFrame, system: str, cpp: pd.Series | None = None) -> Path:
     """Put this system's entry of every profile tiersim ships into the package's
     ``fidelity_check.json`` (other systems' entries are kept)."""
     from tiersim.fidelity import CHECK_FILE
@@ -1967,7 +1979,7 @@ def write_check(res: pd.DataFrame, system: str) -> Path:
         path = Path(profile_file(engine, system))  # H200's vLLM profile is named, not a path
         if shipped is None or path.with_suffix(".json").name != shipped.name:
             continue  # a profile kept in benchmarks/data: no run of the package uses it
-        profiles[path.stem] = check_entry(res, engine, system)
+        profiles[path.stem] = check_entry(res, engine, system, cpp)
     CHECK_FILE.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return CHECK_FILE
 
@@ -2194,8 +2206,11 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
     engine = knobs.engine
     eager_only = engine in FIT_EAGER_ONLY  # its rows fit both eager fields; overhead as it was
     n_moe = 0 if eager_only else n_moe
-    eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe, engine=engine))
     path = profile_path(engine)
+    kept = resolve_profile(path).eager  # --fit-cpp-moe's rate is its own fit's
+    eager = dataclasses.replace(knobs.eager, source=fit_label(n_train, n_moe, engine=engine),
+                                per_cpp_moe_layer_s=kept.per_cpp_moe_layer_s,
+                                cpp_moe_source=kept.cpp_moe_source)
     doc = json.loads(path.read_text())
     if not eager_only:
         doc["overhead_s"] = {"value": knobs.overhead_s, "per_layer_s": knobs.overhead_per_layer_s,
@@ -2224,9 +2239,82 @@ def write_fit(knobs: Knobs, proto: Protocol, n_train: int, n_moe: int) -> None:
     propagate_fit(engine)
 
 
-def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str]:
+def cpp_moe_rows(df: pd.DataFrame, kv_dtype: str, jobs: int) -> pd.Series:
+    """Which rows replay a MoE model whose experts launch C++ kernels alone (the profile's MoE
+    table names such a kernel, :func:`tiersim.perf.profile_data.cpp_launched`, and the row
+    does not run DeepGEMM's path)."""
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        flags = list(pool.map(_cpp_moe_star, [(r, kv_dtype) for r in df.to_dict("records")]))
+    return pd.Series(flags, index=df.index, dtype=bool)
+
+
+def _cpp_moe_star(args) -> bool:
+    row, kv_dtype = args
+    if isinstance(row.get("conflict"), str):
+        return False
+    try:
+        case = case_of(row)
+        tier, _ = replica_tier(case, clients(row), kv_dtype)
+    except Exception:  # noqa: BLE001 -- Unrepresentable or not: no training row
+        return False
+    step = tier.step_model
+    cpp_moe = getattr(step.ops, "cpp_moe", None)
+    return bool(cpp_moe and step.moe_backend != "deepgemm" and cpp_moe())
+
+
+def fit_cpp_moe(df: pd.DataFrame, kv_dtype: str, jobs: int, proto: Protocol) -> None:
+    """Fit vLLM's eager host time per MoE layer of C++-launched experts on the
+    :data:`FIT_CPP_MOE_SYSTEM` rows that run them (smallest median |TTFT error| over
+    :data:`FIT_CPP_MOE_LAYER_S`, every other value the profile's), and write it into every
+    vLLM profile."""
+    train = df[(df["backend"] == "vllm") & cpp_moe_rows(df, kv_dtype, jobs)]
+    if train.empty:
+        raise SystemExit(f"--fit-cpp-moe: no vllm {FIT_CPP_MOE_SYSTEM} row runs C++-launched "
+                         "experts among the rows selected; drop --engine/--model")
+    shipped = engine_profile("vllm", Knobs(), SYSTEM_GPU[FIT_CPP_MOE_SYSTEM]).eager
+    models = ", ".join(sorted(train["model"].unique()))
+    print(f"vllm C++ MoE eager fit on {len(train)} {FIT_CPP_MOE_SYSTEM} rows ({models})",
+          flush=True)
+    scores = []
+    for value in FIT_CPP_MOE_LAYER_S:
+        eager = dataclasses.replace(shipped, per_cpp_moe_layer_s=value, cpp_moe_source="fitting")
+        res = run(train, kv_dtype, proto, jobs, Knobs(eager=eager))
+        scores.append((median_abs(res["ttft_err"]), value))
+    value = _best("eager per_cpp_moe_layer_s", scores, "{:.6f} s")[1]
+    label = (f"fitted: benchmarks/fidelity_silicon.py --fit-cpp-moe on {len(train)} "
+             f"silicon-sample rows (vllm, {FIT_CPP_MOE_SYSTEM}: {models}), per MoE layer of "
+             "experts launched from C++ alone (Marlin, FlashInfer)")
+    write_cpp_moe(value, label, len(train), models)
+
+
+def write_cpp_moe(value: float, label: str, n_train: int, models: str) -> None:
+    """Put the C++ MoE rate into every vLLM profile (labelled as applied unchanged to the
+    other systems' rows) and record it in FIT_JSON."""
+    paths = {FIT_SYSTEM: profile_path("vllm")}
+    paths.update({system: Path(profile_file("vllm", system)) for system in SYSTEM_IMPORTS})
+    for system, path in paths.items():
+        if not path.exists():
+            continue
+        doc = json.loads(path.read_text())
+        applied = "" if system == FIT_CPP_MOE_SYSTEM else f"; applied unchanged to {system} rows"
+        eager = doc["eager_s"]
+        source = eager.pop("source")  # kept last, where EagerCost.to_json puts it
+        eager.update({"per_cpp_moe_layer_s": value, "cpp_moe_source": label + applied,
+                      "source": source})
+        path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+        print(f"vllm: per_cpp_moe_layer_s = {value} -> {path}")
+    fit_doc = fitted()
+    fit_doc["cpp_moe"] = {"per_cpp_moe_layer_s": value, "system": FIT_CPP_MOE_SYSTEM,
+                          "rows": n_train, "models": models,
+                          "date": datetime.date.today().isoformat()}
+    FIT_JSON.write_text(json.dumps(fit_doc, indent=2) + "\n")
+
+
+def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol,
+               cpp: pd.Series | None = None) -> list[str]:
     """The free parameters in use, and per fitted engine the training and held-out lines (the
-    fit's check)."""
+    fit's check); ``cpp``: the rows whose experts launch C++ kernels alone (:func:`cpp_moe_rows`),
+    held out from ``--fit-cpp-moe``'s fit."""
     lines = [f"load generator: {proto.per_client} requests per client, all clients at t=0, "
              f"lengths +-{proto.spread:.0%}"]
     for engine, (dense_rows, moe_rows) in FIT_TRAINING.items():
@@ -2243,7 +2331,7 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
             f"{prof.overhead_per_layer_s * 1e6:.1f} us x layers ({prof.overhead_label()}); eager "
             f"iterations (> {eager.graph_max_tokens} tokens{by_tp}): "
             f"{eager.per_layer_s * 1e3:.2f} ms x layers + {eager.per_moe_layer_s * 1e3:.2f} ms x "
-            "MoE layers")
+            "MoE layers" + cpp_rate(eager))
         if engine in FIT_EAGER_ONLY:
             lines.append(group_line(f"training (eager): {engine} {subset_models(dense_rows)}",
                                     res[train]))
@@ -2252,12 +2340,27 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol) -> list[str
                       group_line(f"training (overhead, MoE eager): {engine} "
                                  f"{subset_models(moe_rows)}", res[moe])]
         lines.append(group_line(f"held out: every other {engine} row", held))
+        if engine == "vllm" and cpp is not None and eager.per_cpp_moe_layer_s is not None:
+            lines.append(group_line(
+                f"held out from --fit-cpp-moe ({FIT_CPP_MOE_SYSTEM}): vllm rows with C++ "
+                "experts", res[cpp.to_numpy() & (res["backend"] == "vllm").to_numpy()]))
     return lines
 
 
+def cpp_rate(eager: EagerCost) -> str:
+    """`` (C++-launched experts: X ms x MoE layers)`` where the profile gives that rate."""
+    if eager.per_cpp_moe_layer_s is None:
+        return ""
+    return f" (C++-launched experts: {eager.per_cpp_moe_layer_s * 1e3:.2f} ms x MoE layers)"
+
+
 def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
-                        roofline: bool = False) -> list[str]:
-    """Another GPU's rows: every one held out (the free parameters were fitted on H200)."""
+                        roofline: bool = False, cpp: pd.Series | None = None) -> list[str]:
+    """Another GPU's rows: held out (the free parameters were fitted on H200), but on
+    :data:`FIT_CPP_MOE_SYSTEM` the vLLM rows with C++-launched experts (``cpp``), whose eager
+    host time per MoE layer ``--fit-cpp-moe`` fits there."""
+    if cpp is not None and system == FIT_CPP_MOE_SYSTEM and not roofline:
+        return cpp_fit_report(res, system, proto, cpp)
     client = (f"load generator as fitted on {FIT_SYSTEM} ({proto.per_client} requests per client, "
               f"lengths +-{proto.spread:.0%})")
     if roofline:
@@ -2270,6 +2373,24 @@ def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
         g = res[res["backend"] == engine]
         if g["sim_tpot_ms"].notna().any():
             lines.append(group_line(f"held out: every {system} {engine} row", g))
+    return lines
+
+
+def cpp_fit_report(res: pd.DataFrame, system: str, proto: Protocol,
+                   cpp: pd.Series) -> list[str]:
+    """:data:`FIT_CPP_MOE_SYSTEM`'s rows: the training rows of ``--fit-cpp-moe`` apart."""
+    cpp = cpp.to_numpy() & (res["backend"] == "vllm").to_numpy()
+    lines = [f"{system}: vllm rows whose experts launch C++ kernels alone are the training rows "
+             "of their eager host time per MoE layer (--fit-cpp-moe); every other value, and "
+             f"the load generator ({proto.per_client} requests per client, lengths "
+             f"+-{proto.spread:.0%}), fitted on {FIT_SYSTEM}; operator tables: NVIDIA's "
+             f"{SYSTEM_GPU[system].upper()} ones",
+             group_line(f"training (C++ MoE eager): {system} vllm rows with C++ experts",
+                        res[cpp])]
+    for engine in sorted(res["backend"].unique()):
+        g = res[~cpp & (res["backend"] == engine).to_numpy()]
+        if g["sim_tpot_ms"].notna().any():
+            lines.append(group_line(f"held out: every other {system} {engine} row", g))
     return lines
 
 
@@ -2307,6 +2428,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--fit", action="store_true",
                     help="fit overhead and requests per client on the training rows, print the "
                     "held-out figures, write them to the profile and benchmarks/data/fit.json")
+    ap.add_argument("--fit-cpp-moe", action="store_true",
+                    help=f"fit vLLM's eager host time per MoE layer of experts launched from "
+                    f"C++ alone (Marlin, FlashInfer) on the {FIT_CPP_MOE_SYSTEM} rows that run "
+                    "them (give --system b200_sxm), write it to every vLLM profile")
     ap.add_argument("--fit-engine", default="vllm", choices=sorted(FIT_TRAINING),
                     help="the engine --fit fits (default vllm; trtllm keeps vLLM's load "
                          "generator)")
@@ -2363,7 +2488,7 @@ def rows_file_checks(ap: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if not args.rows_file:
         return
     for flag, given in (("--refresh-data", args.refresh_data), ("--fit", args.fit),
-                        ("--write-check", args.write_check)):
+                        ("--fit-cpp-moe", args.fit_cpp_moe), ("--write-check", args.write_check)):
         if given:
             ap.error(f"{flag} writes benchmarks/data or the package from the copied rows; "
                      "drop --rows-file")
@@ -2388,6 +2513,10 @@ def main(argv: list[str] | None = None) -> int:
                  "drop --prompt-pool")
     if args.fit and args.system != FIT_SYSTEM:
         ap.error(f"--fit fits on {FIT_SYSTEM} rows only; other systems' rows are held out")
+    if args.fit_cpp_moe and (args.system != FIT_CPP_MOE_SYSTEM or args.fit
+                             or args.prompt_pool is not None):
+        ap.error(f"--fit-cpp-moe fits on {FIT_CPP_MOE_SYSTEM} rows: give --system "
+                 f"{FIT_CPP_MOE_SYSTEM}, without --fit or --prompt-pool")
     rows_file_checks(ap, args)
     for flag, out in (("--csv", args.csv), ("--aic-file", args.refresh_aic and args.aic_file)):
         if out and not Path(out).resolve().parent.is_dir():
@@ -2410,7 +2539,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     if args.write_check and (args.engine or args.model or args.roofline or args.fit
-                             or args.overhead_ms is not None or args.steady_state):
+                             or args.fit_cpp_moe or args.overhead_ms is not None
+                             or args.steady_state):
         ap.error("--write-check records the shipped settings over every row: give it alone "
                  "(with --system, --jobs)")
     df = with_aic(df.reset_index(drop=True), args.system)
@@ -2425,17 +2555,24 @@ def main(argv: list[str] | None = None) -> int:
         write_fit(knobs, proto, int(training_mask(df, dense_rows).sum()),
                   int(training_mask(df, moe_rows).sum()))
         _PROFILES.clear()  # the written profile is now the engine's own
+    if args.fit_cpp_moe:
+        fit_cpp_moe(df, args.kv_dtype, args.jobs, proto)
+        _PROFILES.clear()
     res = run(df, args.kv_dtype, proto, args.jobs, knobs)
     if args.rows:
         print("\n".join(row_lines(res)) + "\n")
     trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
+    reports = args.overhead_ms is None and not args.steady_state and not args.roofline
+    cpp = (cpp_moe_rows(df, args.kv_dtype, args.jobs)
+           if reports and (args.system == FIT_CPP_MOE_SYSTEM or trained) else None)
     if args.system != FIT_SYSTEM:
-        print("\n".join(other_system_report(res, args.system, proto, args.roofline)) + "\n")
-    elif trained and args.overhead_ms is None and not args.steady_state and not args.roofline:
-        print("\n".join(fit_report(df, res, proto)) + "\n")
+        print("\n".join(other_system_report(res, args.system, proto, args.roofline, cpp))
+              + "\n")
+    elif trained and reports:
+        print("\n".join(fit_report(df, res, proto, cpp)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.write_check:
-        print(f"wrote {write_check(res, args.system)}")
+        print(f"wrote {write_check(res, args.system, cpp)}")
     if args.csv:
         res.to_csv(args.csv, index=False)
     return 0

@@ -90,7 +90,8 @@ def test_eager_section_round_trips(tmp_path):
      "mem.json: eager_s.per_moe_layer_s: must be a number of seconds from 0 to 3600 (got -0.001)"),
     (lambda e: e.update(extra=1),
      "mem.json: eager_s: unknown field 'extra'; allowed: graph_max_tokens, "
-     "graph_max_tokens_by_tp, per_layer_s, per_moe_layer_s, source"),
+     "graph_max_tokens_by_tp, per_layer_s, per_moe_layer_s, "
+     "per_cpp_moe_layer_s, cpp_moe_source, source"),
     (lambda e: e.update(source="guessed"),
      "mem.json: eager_s.source: must be one of harness, public, roofline or start with 'fitted' "
      "(got 'guessed')"),

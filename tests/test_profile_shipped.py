@@ -58,9 +58,14 @@ def test_another_gpus_profile_is_its_own_tables_with_the_h200_fit_moved_unchange
     assert all(t.source == "public" and system in t.extra["origin"] for t in other.tables)
     assert (other.overhead_s, other.overhead_per_layer_s, other.eager) == (
         h200.overhead_s, h200.overhead_per_layer_s,
-        dataclasses.replace(h200.eager, source=other.eager.source))
+        dataclasses.replace(h200.eager, source=other.eager.source,
+                            cpp_moe_source=other.eager.cpp_moe_source))
     assert other.overhead_source.endswith(f"applied unchanged to {system} rows")
     assert other.eager.source.endswith(f"applied unchanged to {system} rows")
+    # the C++ MoE rate is fitted on B200 rows (--fit-cpp-moe) and moved unchanged to the others
+    assert "--fit-cpp-moe" in other.eager.cpp_moe_source
+    assert other.eager.cpp_moe_source.endswith(
+        "FlashInfer)" if gpu == "B200" else f"applied unchanged to {system} rows")
     # every model the H200 profile ships is imported at the same shapes; only shapes of the
     # measured sets (SHIPPED_MOE_SHAPES, SHIPPED_MLA_HEADS, GQA attention, delta-net, the GEMM
     # grid of SHIPPED_GEMM_FORMATS) that NVIDIA measured on H200 alone are H200's alone

@@ -349,9 +349,12 @@ class AssembledStepModel:
 
     def _eager(self, tokens: np.ndarray) -> np.ndarray | float:
         """Host time of iterations the engine runs outside CUDA graphs (ops without the notion,
-        such as the roofline, answer 0)."""
+        such as the roofline, answer 0). DeepGEMM's experts read no MoE table and their path
+        launches Triton kernels (permute, gather, quantisation), so they pay the Triton rate."""
         eager_s = getattr(self.ops, "eager_s", None)
-        return 0.0 if eager_s is None else eager_s(tokens)
+        if eager_s is None:
+            return 0.0
+        return eager_s(tokens, triton_moe=self.moe_backend == "deepgemm")
 
     def _linear_time(self, tokens: int) -> float:
         """All layers' token-proportional work for ``tokens`` tokens.

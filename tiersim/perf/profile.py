@@ -94,6 +94,7 @@ from tiersim.perf.profile_data import (  # noqa: F401 - re-exported
     EagerCost,
     Profile,
     Table,
+    cpp_launched,
     dsa_key,
     mla_key,
     table_name,
@@ -200,16 +201,33 @@ class ProfileOps:
         covers: norms, rotary embedding, activation, residual adds)."""
         return self.profile.overhead_s + self.profile.overhead_per_layer_s * self.model.layers
 
-    def eager_s(self, tokens: np.ndarray) -> np.ndarray:
+    def eager_s(self, tokens: np.ndarray, triton_moe: bool = False) -> np.ndarray:
         """Host seconds beyond the kernels of iterations of ``tokens`` tokens: the profile's
-        :class:`EagerCost` for those above its ``graph_max_tokens``, else 0."""
+        :class:`EagerCost` for those above its ``graph_max_tokens``, else 0. A MoE layer pays
+        the profile's C++ rate where its MoE table's kernel launches C++ kernels alone
+        (:meth:`cpp_moe`) and ``triton_moe`` (the step runs another path) is not set."""
         eager = self.profile.eager
         tokens = np.asarray(tokens, dtype=np.float64)
-        cost = eager.seconds(self.model.layers, self.model.moe_layers)
+        cpp = not triton_moe and self.cpp_moe()
+        cost = eager.seconds(self.model.layers, self.model.moe_layers, cpp)
         if not self._graph_max or not cost:
             return np.zeros(tokens.shape)
-        self._sources["eager"] = self.profile._label(eager.source, None)
+        self._sources["eager"] = self.profile._label(eager.moe_source(cpp), None)
         return np.where(tokens > self._graph_max, cost, 0.0)
+
+    def cpp_moe(self) -> bool:
+        """Whether this model's MoE table names a kernel path launched from C++ alone
+        (:func:`~tiersim.perf.profile_data.cpp_launched`; no table, or a dense model: no)."""
+        if not self.model.moe_layers:
+            return False
+        table = self._table("moe", self.weights.experts.name, self._moe_key())
+        return table is not None and cpp_launched(table.extra.get("kernel", ""))
+
+    def _moe_key(self) -> dict[str, int]:
+        """The per-GPU shape a MoE table is keyed by."""
+        m = self.model
+        return {"hidden": m.hidden, "inter": m.expert_intermediate, "num_experts": m.num_experts,
+                "top_k": m.top_k, "ep": self.moe_ep, "tp": self.moe_tp}
 
     @property
     def _graph_max(self) -> int:
@@ -618,16 +636,7 @@ class ProfileOps:
 
     def moe(self, tokens) -> np.ndarray:
         """Seconds of one MoE layer (router excluded) for ``tokens`` tokens."""
-        m = self.model
-        key = {
-            "hidden": m.hidden,
-            "inter": m.expert_intermediate,
-            "num_experts": m.num_experts,
-            "top_k": m.top_k,
-            "ep": self.moe_ep,
-            "tp": self.moe_tp,
-        }
-        table = self._table("moe", self.weights.experts.name, key)
+        table = self._table("moe", self.weights.experts.name, self._moe_key())
         if table is None:
             return self.fallback.moe(tokens)
         return self._past_grid(table, table.lookup(tokens), (tokens,),

@@ -19,7 +19,10 @@ An engine such as vLLM replays iterations of up to ``graph_max_tokens`` tokens f
 and runs larger ones (long prefill chunks) eagerly, launching every kernel from the host. The
 optional ``eager_s`` object, ``{"graph_max_tokens": 512, "per_layer_s": ..., "per_moe_layer_s":
 ..., "source": ...}``, describes that: an eager iteration pays ``per_layer_s x layers +
-per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`). An engine
+per_moe_layer_s x MoE layers`` of host time beyond its kernels (:class:`EagerCost`); a profile
+may also give ``per_cpp_moe_layer_s`` (with its ``cpp_moe_source``), the host time of a MoE layer
+whose experts launch C++ kernels alone (:func:`cpp_launched`), where ``per_moe_layer_s`` is the
+time of a path that launches Triton kernels from Python. An engine
 whose largest CUDA graph depends on the tensor-parallel size (SGLang's ``cuda_graph_max_bs``: 256
 below TP 4 on an 80-141 GB GPU, else 512) gives the sizes where it differs from
 ``graph_max_tokens`` in an optional ``graph_max_tokens_by_tp`` object (``{"1": 256, "2": 256,
@@ -133,10 +136,28 @@ class EagerCost:
     per_moe_layer_s: float = 0.0
     source: str = "roofline"
     graph_max_tokens_by_tp: tuple[tuple[int, int], ...] = ()
+    per_cpp_moe_layer_s: float | None = None
+    cpp_moe_source: str = ""
 
-    def seconds(self, layers: int, moe_layers: int) -> float:
-        """Host seconds of one eager iteration of a model with these layer counts."""
-        return self.per_layer_s * layers + self.per_moe_layer_s * moe_layers
+    def seconds(self, layers: int, moe_layers: int, cpp_moe: bool = False) -> float:
+        """Host seconds of one eager iteration of a model with these layer counts; ``cpp_moe``:
+        its experts run kernels launched from C++ alone (:func:`cpp_launched`), which pay
+        ``per_cpp_moe_layer_s`` a MoE layer where the profile gives it."""
+        return self.per_layer_s * layers + self.moe_layer_s(cpp_moe) * moe_layers
+
+    def moe_layer_s(self, cpp_moe: bool = False) -> float:
+        """Host seconds an eager iteration pays per MoE layer: ``per_cpp_moe_layer_s`` for
+        experts launched from C++ alone where the profile gives it, else ``per_moe_layer_s``
+        (the value fitted on experts whose path launches Triton kernels from Python)."""
+        if cpp_moe and self.per_cpp_moe_layer_s is not None:
+            return self.per_cpp_moe_layer_s
+        return self.per_moe_layer_s
+
+    def moe_source(self, cpp_moe: bool = False) -> str:
+        """Where :meth:`seconds` comes from for a model whose experts run so."""
+        if cpp_moe and self.per_cpp_moe_layer_s is not None and self.cpp_moe_source:
+            return f"{self.source}; {self.cpp_moe_source}"
+        return self.source
 
     def graph_tokens(self, tp: int) -> int:
         """The largest iteration replayed from a CUDA graph at tensor parallelism ``tp``: its
@@ -147,10 +168,29 @@ class EagerCost:
         """The ``eager_s`` object of a profile file (``graph_max_tokens_by_tp`` only where it
         names a size)."""
         by_tp = {str(tp): tokens for tp, tokens in sorted(self.graph_max_tokens_by_tp)}
+        cpp = ({"per_cpp_moe_layer_s": self.per_cpp_moe_layer_s,
+                "cpp_moe_source": self.cpp_moe_source}
+               if self.per_cpp_moe_layer_s is not None else {})
         return {"graph_max_tokens": self.graph_max_tokens,
                 **({"graph_max_tokens_by_tp": by_tp} if by_tp else {}),
                 "per_layer_s": self.per_layer_s, "per_moe_layer_s": self.per_moe_layer_s,
-                "source": self.source}
+                **cpp, "source": self.source}
+
+
+#: Words in a MoE table's ``kernel`` naming a path whose kernels are launched from C++
+#: (Marlin, FlashInfer's TensorRT-LLM and CUTLASS MoE; NVIDIA's vLLM names, such as
+#: ``vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts``).
+CPP_MOE_WORDS = ("marlin", "flashinfer", "cutlass", "trtllm")
+
+
+def cpp_launched(kernel: str) -> bool:
+    """Whether a MoE table's ``kernel`` name says its experts' path launches C++ kernels alone:
+    it names Marlin, FlashInfer, CUTLASS or TensorRT-LLM and not Triton. vLLM's Triton fused
+    MoE, the OpenAI Triton MXFP4 kernels and the DeepGEMM path (whose permute, gather and
+    quantisation steps are Triton kernels) launch Triton kernels from Python, which is what the
+    fitted ``per_moe_layer_s`` was measured on; an unnamed kernel is taken to be such a path."""
+    name = kernel.lower()
+    return "triton" not in name and any(word in name for word in CPP_MOE_WORDS)
 
 
 @dataclass

@@ -53,7 +53,7 @@ MAX_KEY = 1 << 31
 MAX_GRAPH_TOKENS = 1 << 31
 """Largest ``eager_s.graph_max_tokens`` (more tokens than any iteration holds)."""
 EAGER_FIELDS = ("graph_max_tokens", "graph_max_tokens_by_tp", "per_layer_s", "per_moe_layer_s",
-                "source")
+                "per_cpp_moe_layer_s", "cpp_moe_source", "source")
 """The fields an ``eager_s`` object may hold."""
 MIN_SECONDS = 1e-9
 """Smallest operator latency a profile may hold (a nanosecond: no kernel is faster; 1e-320
@@ -243,7 +243,29 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
         raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
                            f"'fitted' (got {value!r})")
     by_tp = _parse_graph_by_tp(raw.get("graph_max_tokens_by_tp", {}), graph_max, where)
-    return EagerCost(graph_max, numbers[0], numbers[1], value, by_tp)
+    cpp, cpp_source = _parse_cpp_moe(raw, graph_max, where)
+    return EagerCost(graph_max, numbers[0], numbers[1], value, by_tp, cpp, cpp_source)
+
+
+def _parse_cpp_moe(raw: dict, graph_max: int, where: str) -> tuple[float | None, str]:
+    """The optional ``per_cpp_moe_layer_s`` and its ``cpp_moe_source`` (given together, the
+    source fitted), or one error line."""
+    if "per_cpp_moe_layer_s" not in raw and "cpp_moe_source" not in raw:
+        return None, ""
+    seconds = _seconds(raw.get("per_cpp_moe_layer_s", 0.0), f"{where}.per_cpp_moe_layer_s")
+    source = raw.get("cpp_moe_source")
+    if "per_cpp_moe_layer_s" not in raw or not (isinstance(source, str)
+                                                and source.startswith("fitted")):
+        raise ProfileError(f"{where}: per_cpp_moe_layer_s and cpp_moe_source go together, the "
+                           "source starting with 'fitted' (got per_cpp_moe_layer_s "
+                           f"{shown(raw.get('per_cpp_moe_layer_s'))}, cpp_moe_source "
+                           f"{shown(source)}); give both or neither")
+    if not graph_max and seconds:
+        raise ProfileError(f"{where}.graph_max_tokens: 0 turns the eager-step cost off, so "
+                           f"per_cpp_moe_layer_s {seconds:g} would be ignored; give the largest "
+                           "step the engine replays from a CUDA graph (vLLM: 512 tokens by "
+                           "default), or remove eager_s")
+    return seconds, source
 
 
 def _parse_graph_by_tp(raw: Any, graph_max: int, where: str) -> tuple[tuple[int, int], ...]:
