@@ -24,7 +24,8 @@ from tiersim.sweep.store import points_dir, table_matches, table_rows
 
 
 @contextlib.contextmanager
-def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner):
+def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runner,
+                  bases: list[str] | None = None):
     """Write the base scenario (its user files named absolute, so the copy reruns from any
     folder; the digests stay those of the scenario as read) and the list of points next to
     the results, in two steps: both are written in full beside their places first, the block
@@ -32,19 +33,22 @@ def _new_manifest(out: Path, plan: SweepPlan, runner: PointRunner = default_runn
     full disk or unwritable file stops the sweep before the block, so the folder keeps its
     old table, report and manifest; a failure in the block leaves the old manifest too. The
     manifest keeps the copy's digest (``copy_digest``): a resume reads the finished points
-    under the copy only while it is as written (:func:`_check_same_readings`)."""
+    under the copy only while it is as written (:func:`_check_same_readings`), and the base
+    digests of the points it keeps (``bases``, :func:`tiersim.sweep.resume.kept_bases`; this
+    scenario's alone when not given): a point naming any other was copied in."""
     from tiersim.scenario import dump_yaml
 
     copy = portable_base(plan)
     text = dump_yaml(copy)
+    head = {"source": _source_of(out, plan), "axes": plan.axes, **digests(plan, runner),
+            "copy_digest": ax.point_id(copy)}
+    head["bases"] = bases or [head["base_digest"]]
     staged: list[tuple[Path, Path]] = []
     try:
         staged.append((stage(out / "scenario.yaml", lambda h: h.write(text), "w"),
                        out / "scenario.yaml"))
-        staged.append((stage_manifest(out / "sweep.json", {
-            "source": _source_of(out, plan), "axes": plan.axes,
-            **digests(plan, runner), "copy_digest": ax.point_id(copy)}, plan.points),
-            out / "sweep.json"))
+        staged.append((stage_manifest(out / "sweep.json", head, plan.points),
+                       out / "sweep.json"))
         yield
         commit(staged)
     finally:

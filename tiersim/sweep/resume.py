@@ -116,6 +116,7 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
     then = manifest.get("base_digest", digest)  # the base of points that name none
     if all(r.get("base_digest", then) == digest for r in records.values()):
         return
+    _refuse_copied_in(out, records, then, vouched_bases(manifest, digest))
     stored = _stored_base(out)
     if stored is not None and ax.point_id(stored) != manifest.get("copy_digest"):
         if _own_copy(out, plan):
@@ -136,6 +137,48 @@ def _check_same_readings(out: Path, plan: SweepPlan, records: dict[str, dict[str
                           other, plan.validator)
     if change is not None:
         raise _different_base(out, plan, change)
+
+
+def vouched_bases(manifest: dict[str, Any], digest: str) -> set[str] | None:
+    """The base digests whose points the folder holds as its own: this scenario's
+    (``digest``), the one its ``sweep.json`` names, and those of the points its sweeps kept
+    over edits that changed none of them (``bases``, :func:`kept_bases`); None where the
+    manifest lists none (gone, unreadable, or of a build that did not list them: the folder
+    vouches for nothing, and its points are refused as they were, by what they read)."""
+    bases = manifest.get("bases")
+    if not isinstance(bases, list):
+        return None
+    return {digest, manifest.get("base_digest", digest), *(b for b in bases if isinstance(b, str))}
+
+
+def kept_bases(records: dict[str, dict[str, Any]], digest: str) -> list[str]:
+    """The base digests a sweep that keeps ``records`` vouches for in its ``sweep.json``
+    (``bases``): this scenario's and those of the finished points this build ran (each
+    checked to read the same under it, :func:`_check_same_readings`); points another build
+    ran are run again, so theirs are not kept."""
+    return sorted({digest} | {r["base_digest"] for r in records.values()
+                              if r.get("status") == "ok" and ran_here(r)
+                              and isinstance(r.get("base_digest"), str)})
+
+
+def _refuse_copied_in(out: Path, records: dict[str, dict[str, Any]], then: str,
+                      known: set[str] | None) -> None:
+    """Refuse a finished point this build ran whose base scenario is none the folder vouches
+    for (:func:`vouched_bases`): a file copied in from another sweep folder (two halves of a
+    grid merged by hand). A resume reads finished points under the folder's ``scenario.yaml``,
+    which every point its own sweeps kept reads the same under; such a point was never read
+    so, and was kept, its row mixed into the table, though it names another scenario."""
+    if known is None:
+        return
+    for point_id in sorted(records):
+        record = records[point_id]
+        if (record.get("status") == "ok" and ran_here(record)
+                and record.get("base_digest", then) not in known):
+            path = out / "points" / f"{point_id}.json"
+            raise TiersimError(f"{out}: holds sweep point {point_id} of another scenario "
+                               f"({path} names a scenario no sweep into this folder ran: "
+                               "copied in from another sweep folder?); remove that file to run "
+                               "the point again, or use a new --out folder")
 
 
 def _check_same_inputs(out: Path, plan: SweepPlan, records: dict[str, dict[str, Any]]) -> None:

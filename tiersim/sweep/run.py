@@ -103,7 +103,7 @@ from tiersim.sweep.provenance import (
     sweep_digest,
 )
 from tiersim.sweep.refusal import axis_keys, blamed, common_refusal, is_fresh, remove_written
-from tiersim.sweep.resume import _check_same_base, _check_same_inputs
+from tiersim.sweep.resume import _check_same_base, _check_same_inputs, kept_bases
 from tiersim.sweep.settings import _canonical, file_identity, setting_doc
 from tiersim.sweep.store import (
     collect,
@@ -309,7 +309,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     if tally is not None:
         tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
-    with _new_manifest(out, plan, runner):
+    with _new_manifest(out, plan, runner, kept_bases(records, base_digest(plan.base))):
         _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
         described = table_rows(out)  # the table an old report.html describes, if any
     del records  # every stored point: not held while the others run, nor beside the re-read
