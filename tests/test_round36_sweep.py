@@ -86,3 +86,21 @@ def test_points_kept_over_an_edit_that_changes_none_still_resume_after_another(t
                         .replace("seed: [0, 1]", "seed: [0, 1, 2]"))
     code, err = _sweep(capsys, scenario, out)
     assert code == 0 and "3 points (1 run, 2 already done, 0 failed)" in err, err
+
+
+def test_halves_of_one_scenarios_grid_merged_by_hand_still_resume(tmp_path, capsys):
+    """Two halves of one scenario's grid, run into two folders and merged by copying point
+    files, name one base scenario: the merged folder resumes with every point kept."""
+    halves = []
+    for seed in (0, 1):
+        folder = tmp_path / f"half{seed}"
+        folder.mkdir()
+        scenario = _scenario(folder, f"  seed: [{seed}]\n")
+        assert _sweep(capsys, scenario, folder / "o")[0] == 0
+        halves.append((scenario, folder / "o"))
+    (scenario, out), (_, other) = halves
+    for path in (other / "points").glob("*.json"):
+        shutil.copy(path, out / "points")
+    scenario.write_text(scenario.read_text().replace("seed: [0]", "seed: [0, 1]"))
+    code, err = _sweep(capsys, scenario, out)
+    assert code == 0 and "2 points (0 run, 2 already done, 0 failed)" in err, err
