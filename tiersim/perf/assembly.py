@@ -350,7 +350,7 @@ class AssembledStepModel:
     def _eager(self, tokens: np.ndarray) -> np.ndarray | float:
         """Host time of iterations the engine runs outside CUDA graphs (ops without the notion,
         such as the roofline, answer 0). DeepGEMM's experts read no MoE table and their path
-        launches Triton kernels (permute, gather, quantisation), so they pay the Triton rate."""
+        launches Triton kernels (token count, scatter, gather), so they pay the Triton rate."""
         eager_s = getattr(self.ops, "eager_s", None)
         if eager_s is None:
             return 0.0

@@ -186,9 +186,10 @@ CPP_MOE_WORDS = ("marlin", "flashinfer", "cutlass", "trtllm")
 def cpp_launched(kernel: str) -> bool:
     """Whether a MoE table's ``kernel`` name says its experts' path launches C++ kernels alone:
     it names Marlin, FlashInfer, CUTLASS or TensorRT-LLM and not Triton. vLLM's Triton fused
-    MoE, the OpenAI Triton MXFP4 kernels and the DeepGEMM path (whose permute, gather and
-    quantisation steps are Triton kernels) launch Triton kernels from Python, which is what the
-    fitted ``per_moe_layer_s`` was measured on; an unnamed kernel is taken to be such a path."""
+    MoE, the OpenAI Triton MXFP4 kernels and the DeepGEMM path (whose token count, scatter and
+    gather steps are Triton kernels) launch Triton kernels from Python, the paths the fitted
+    ``per_moe_layer_s`` was fitted on; an unnamed kernel is taken to be such a path. The split
+    is empirical: each rate is fitted on rows of its kind of path (docs/fidelity.md)."""
     name = kernel.lower()
     return "triton" not in name and any(word in name for word in CPP_MOE_WORDS)
 
