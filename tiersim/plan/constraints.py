@@ -1,0 +1,132 @@
+"""What a plan must meet and how a simulated fleet is held against it: the p99 latency limits,
+the accuracy floor and no request dropped (:class:`Constraints`); per constraint the limit,
+value and margin (:func:`margins`), the replica search's verdict on one fleet
+(:func:`verdict`) and the constraints a fleet misses, in words (:func:`_missed`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.plan.evaluate import Outcome
+from tiersim.plan.search import Verdict
+from tiersim.results import (
+    figure_text,
+    floor_pair,
+    over_digits,
+    reaches_floor,
+    round_sig,
+    within_limit,
+)
+
+OVERSHOOT_CAP = 1e6
+"""The overshoot of a latency nothing finished to measure (every request dropped), or one
+too far over its limit for a float (:func:`_overshoot`)."""
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a plan must meet: p99 latencies (seconds), the accuracy floor, and no request
+    dropped."""
+
+    ttft_p99_s: float | None = None
+    tpot_p99_s: float | None = None
+    accuracy_floor: float | None = None
+
+    @classmethod
+    def of(cls, scenario, ttft: float | None = None, tpot: float | None = None,
+           floor: float | None = None) -> Constraints:
+        """Given values, else the scenario's ``slo`` and ``accuracy_floor``."""
+        return cls(ttft if ttft is not None else scenario.slo.ttft_p99_s,
+                   tpot if tpot is not None else scenario.slo.tpot_p99_s,
+                   floor if floor is not None else scenario.accuracy_floor)
+
+    def as_dict(self) -> dict[str, float | None]:
+        """JSON form (no dropped request is always required too; see ``margins``)."""
+        return {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
+                "accuracy_floor": self.accuracy_floor}
+
+
+def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
+    """Per constraint: limit, value, margin (positive = slack) and whether it is met."""
+    out = {}
+    for key in ("ttft_p99_s", "tpot_p99_s"):
+        limit, value = getattr(c, key), getattr(o, key)
+        if limit is not None:
+            v = _measured(value, o.dropped, _finished(o))
+            shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
+            out[key] = {"limit": limit, "value": value, "margin": limit - shown,
+                        "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit)}
+    if c.accuracy_floor is not None:
+        out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
+                           "margin": o.accuracy - c.accuracy_floor,
+                           "met": reaches_floor(o.accuracy, c.accuracy_floor)}
+    out["dropped"] = {"limit": 0, "value": o.dropped, "met": o.dropped == 0}
+    return out
+
+
+def verdict(o: Outcome, c: Constraints) -> Verdict:
+    """Latency (and drops) of one simulated fleet, for the replica search."""
+    over = [_overshoot(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
+            for k in ("ttft_p99_s", "tpot_p99_s")]
+    violators = tuple(n for n, t in o.tiers.items() if t.dropped or not all(
+        _within(getattr(t, k), getattr(c, k), t.dropped, t.requests - t.dropped)
+        for k in ("ttft_p99_s", "tpot_p99_s") if t.requests))
+    worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
+    met = o.dropped == 0 and all(_within(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
+                                 for k in ("ttft_p99_s", "tpot_p99_s"))
+    return Verdict(ok=met, violators=violators, overshoot=min(worst, 0.0) if met else worst)
+
+
+def _within(value: float | None, limit: float | None, dropped: int, finished: int) -> bool:
+    """Whether a p99 (as :func:`_measured` reads it) meets its limit at the precision plan.json
+    and summary.json write it (:func:`tiersim.results.within_limit`); no limit: met."""
+    return limit is None or within_limit(_measured(value, dropped, finished), limit)
+
+
+def _finished(o: Outcome) -> int:
+    """Requests a simulated fleet finished (served, not dropped)."""
+    return sum(t.requests for t in o.tiers.values()) - o.dropped
+
+
+def _measured(value: float | None, dropped: int, finished: int) -> float:
+    """A p99 to hold against its limit. None when requests finished, or when none was sent,
+    means no finished request had that interval (every output one token long has no TPOT; a
+    response cache that answers every request sends the fleet none): none exceeded the limit,
+    so it counts as 0 (drops are judged on their own). None when requests were dropped and
+    none finished counts as infinite: nothing finished to measure."""
+    if value is None:
+        return math.inf if dropped and not finished else 0.0
+    return value
+
+
+def _overshoot(value: float | None, limit: float | None, dropped: int = 0,
+               finished: int = 0) -> float:
+    """value / limit - 1 (<= 0 when met); a missing value as :func:`_measured` reads it (the
+    cap when nothing finished to measure), and the cap too where the ratio overflows (a limit
+    of 1e-320 s: an infinite overshoot never looked hopeless, inf - inf being NaN, so the
+    search doubled every tier up to the replica limit)."""
+    if limit is None:
+        return -1.0
+    measured = _measured(value, dropped, finished)
+    over = measured / limit - 1.0
+    return over if math.isfinite(over) else OVERSHOOT_CAP
+
+
+def _missed(o: Outcome, c: Constraints) -> str | None:
+    """The constraints an outcome misses, in words (None when it meets them all)."""
+    words = []
+    for key, m in margins(o, c).items():
+        if not m["met"]:
+            value, limit = m["value"], m["limit"]
+            if key == "accuracy" and value is not None:  # in percent, as the plan's own line
+                words.append("accuracy {} vs limit {}".format(*floor_pair(value, limit)))
+                continue
+            # to 3 figures as the plan's margins and tiersim run print a p99 (figure_text: 1,500
+            # s and 1,234 dropped, not 1.5e+03 and 1.23e+03); one over its limit by less than
+            # they show, to more
+            shown = ("none finished" if value is None else
+                     figure_text(value, digits=over_digits(value, limit, 3)))
+            words.append(f"{key} {shown} vs limit {limit:.10g}")
+    return "; ".join(words) or None

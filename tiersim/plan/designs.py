@@ -1,0 +1,99 @@
+"""One design's sized result (:class:`DesignResult`) and the router settings a design is tried
+at: the raised floors the ``floor`` router is fitted to (:func:`raised_floors`), every
+combination of ``--choose`` values, and the kept tiers a routing sends nothing to."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tiersim.plan.constraints import Constraints, margins
+from tiersim.plan.evaluate import Design, Outcome
+
+FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
+"""Added to the floor the ``floor`` router is fitted to, in turn, while the realised accuracy
+(all requests) misses the floor the router was fitted to on its calibration split."""
+
+
+def raised_floors(floor: float) -> list[float]:
+    """The floors the ``floor`` router is fitted to for an accuracy floor ``floor``: it plus
+    each of :data:`FLOOR_MARGINS`, in turn, none above 1 (no routing is more accurate than
+    every request answered right; a floor of 0.99 tries 0.99, 0.9925, 0.995 and 1)."""
+    return list(dict.fromkeys(min(1.0, round(floor + m, 6)) for m in FLOOR_MARGINS))
+
+
+@dataclass
+class DesignResult:
+    """The best sizing of one design: its outcome when it meets every constraint, else the
+    constraint it missed."""
+
+    design: Design
+    replicas: dict[str, int] | None
+    outcome: Outcome | None
+    missed: str | None
+    tried_gpus: dict[str, list[int]]
+    infeasible: str | None = None
+    """Why no size of the design meets the SLOs, in a few words (a run's uniform baseline
+    gives them instead of the last count its search tried); None when a size does."""
+
+    @property
+    def feasible(self) -> bool:
+        """True when every constraint is met."""
+        return self.missed is None and self.outcome is not None
+
+    def as_dict(self, c: Constraints) -> dict[str, Any]:
+        """JSON form for plan.json."""
+        o = self.outcome
+        out: dict[str, Any] = {
+            "design": self.design.label, "tiers": list(self.design.tiers),
+            "router": dict(self.design.router), "feasible": self.feasible,
+            "missed": self.missed, "gpus_per_replica_tried": self.tried_gpus,
+        }
+        if o is None:
+            return out
+        out.update({
+            "replicas": self.replicas,
+            "gpus_per_replica": dict(zip(self.design.tiers, self.design.gpus_per_replica,
+                                         strict=True)),
+            "gpus": sum(self.replicas[n] * self.design.gpus(n) for n in self.design.tiers),
+            "cost_usd": o.cost_usd, "cost_per_hour_usd": o.cost_per_hour_usd,
+            "accuracy": o.accuracy, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+            "dropped": o.dropped, "duration_s": o.duration_s,
+            "per_tier": {n: vars(t) for n, t in o.tiers.items()},
+            "margins": margins(o, c),
+        })
+        return out
+
+
+def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the chosen router settings' values, key -> value."""
+    return [dict(zip(chosen, values, strict=True))
+            for values in itertools.product(*chosen.values())]
+
+
+def _floor_setting(floor: float, chosen: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The floor router at ``floor`` with the chosen settings over it, as a design's setting."""
+    return tuple(sorted({"policy": "floor", "floor": floor, **chosen}.items()))
+
+
+def _idle_tiers(design: Design, assignment) -> list[str]:
+    """Kept tiers the routing sends nothing to (none for a fake evaluator's routing)."""
+    if assignment is None or len(design.tiers) == 1:
+        return []
+    used = set(np.unique(assignment.tier)) | set(np.unique(assignment.escalate_to))
+    return [n for k, n in enumerate(design.tiers) if k not in used]
+
+
+def _latency_met(r: DesignResult) -> bool:
+    """Whether a sized design met the SLOs and dropped nothing (its accuracy aside)."""
+    return r.outcome is not None and not (r.missed or "").startswith("latency")
+
+
+def _by_cost(results: list[DesignResult]) -> list[DesignResult]:
+    """Feasible designs by cost, then the rest."""
+    return sorted(results, key=lambda r: (not r.feasible,
+                                          r.outcome.cost_usd if r.outcome else math.inf))

@@ -1,0 +1,165 @@
+"""What keeps a design from a size at some GPU count or at any replica count
+(:class:`FeasibilityChecks`, mixed into :class:`tiersim.plan.planner.Planner`): layouts refused
+at a GPU count (a MoE kernel, a split), routed requests longer than a tier's context or larger
+than one sequence may hold of its KV cache, and whether the replica limit or the latency itself
+stopped the search."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from tiersim.errors import Note
+from tiersim.plan.constraints import _missed
+from tiersim.plan.evaluate import Design, Outcome
+from tiersim.plan.reasons import _one_line, _per_replica
+from tiersim.results import fleet_size
+
+
+def _refuses_layout(err: Exception) -> bool:
+    """Whether ``err`` refuses a layout (a MoE kernel, a split) rather than saying the
+    model is short of memory there (a :class:`FitError` with no key)."""
+    from tiersim.errors import FitError
+
+    return not (isinstance(err, FitError) and not err.key)
+
+
+def _note_held_layouts(scenario) -> None:
+    """A note for each tier whose ``data_parallel`` the sizing holds: at a GPU count it divides
+    the ranks share the replica's GPUs, and tensor parallelism alone there is not tried."""
+    for tier in scenario.tiers:
+        dp = getattr(tier, "data_parallel", 1)
+        if dp > 1:
+            warnings.warn(Note(
+                f"tier {tier.name}: sized with data_parallel {dp} at every GPU count it divides "
+                "(1 below it); tensor parallelism alone at those counts is not tried: set "
+                "data_parallel: 1 to size the tier that way"), stacklevel=3)
+
+
+class FeasibilityChecks:
+    """The planner's checks of what no replica count can fix, and their reasons. A mixin of
+    :class:`tiersim.plan.planner.Planner`: it reads the planner's ``scenario``, ``evaluator``,
+    ``c``, ``gpus``, ``gpu_options``, ``refused`` and ``max_replicas``."""
+
+    def _refused_counts(self) -> dict[str, dict[int, str]]:
+        """Per tier, each GPU count the search leaves out because that layout is refused (a
+        MoE kernel, a split: not a shortage of memory), with the refusal's line, so a reason
+        that names the counts tried also names those (:meth:`_and_refused`)."""
+        refusals = getattr(self.evaluator, "refusals", {})
+        return {name: {g: _one_line(err) for (n, g), err in sorted(refusals.items())
+                       if n == name and g not in options and _refuses_layout(err)}
+                for name, options in self.gpus.items()}
+
+    def _note_refused_options(self) -> None:
+        """A note for each GPU count the scenario's ``limits.gpus_per_replica`` (or
+        ``--gpus-per-replica``) asks for that a tier's sizing leaves out as a refused layout:
+        a fleet found on the other counts said nothing of it (the default counts are not
+        noted)."""
+        limits = getattr(self.scenario, "limits", None)
+        if "gpus_per_replica" not in getattr(limits, "model_fields_set", ()):
+            return
+        for name, counts in self.refused.items():
+            for gpus, why in counts.items():
+                if gpus in self.gpu_options:
+                    warnings.warn(Note(f"tier {name}: limits.gpus_per_replica {gpus} is left "
+                                       f"out of its sizing: {why}"), stacklevel=3)
+
+    def _and_refused(self, name: str) -> str:
+        """"; not on G GPUs per replica: why" for each count :meth:`_refused_counts` left out
+        of tier ``name`` ("" when none)."""
+        return "".join(f"; not on {_per_replica([g])}: {why}"
+                       for g, why in self.refused.get(name, {}).items())
+
+    def _split_refusal(self, name: str) -> str:
+        """Why a tier has no layout left when every one that fits splits its weights in a way
+        vLLM refuses ("" otherwise, or for an evaluator that does not check splits)."""
+        check = getattr(self.evaluator, "split_problem", None)
+        if check is None:
+            return ""
+        own = self.evaluator.by_name[name].gpus_per_replica
+        fitting = [g for g in sorted({*self.gpu_options, own})
+                   if self.evaluator.built(name, g) is not None]
+        problems = [check(name, g) for g in fitting]
+        if not fitting or not all(problems):
+            return ""
+        return f"{name} on {_per_replica(fitting)}: {problems[-1]}"
+
+    def _longer(self, design: Design) -> list[tuple[str, int, int]]:
+        """Per kept tier routed requests longer (prompt + output) than its context
+        (``max_model_len``): (tier, how many, that context), tiers with none left out; empty
+        when the evaluator does not say (a closed-form stand-in)."""
+        out = []
+        for name, tier, sent, tokens in self._routed_tokens(design):
+            context = tier.limits.max_model_len
+            longer = int(np.sum(sent & (tokens > context))) if context else 0
+            if longer:
+                out.append((name, longer, int(context)))
+        return out
+
+    def _routed_tokens(self, design: Design):
+        """``(tier name, built tier, which requests are sent to it, each request's prompt +
+        output tokens there)`` per kept tier of ``design``; none when the evaluator does not
+        say (a closed-form stand-in)."""
+        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
+        if df is None or built is None:
+            return
+        infos, a = self.evaluator.routing(design)[:2]
+        prompt = df["input_tokens"].to_numpy(np.float64)
+        output = df["output_tokens"].to_numpy(np.float64)
+        passed_on = _passed_on(a, df, infos)
+        for k, name in enumerate(design.tiers):
+            mult = self.evaluator.by_name[name].output_length_multiplier
+            sent = (((np.asarray(a.tier) == k) & ~passed_on)
+                    | (np.asarray(a.escalate_to) == k))
+            yield (name, built(name, design.gpus(name)), sent,
+                   prompt + np.maximum(1, np.round(output * mult)))
+
+    def _beyond_model(self, design: Design) -> dict[str, tuple[int, int]]:
+        """Per kept tier, routed requests longer (prompt + output) than the most its model
+        takes (:attr:`tiersim.fleet.BuiltTier.most_context`, its maximum context), which no
+        ``max_model_len`` serves: tier -> (how many, that context), tiers with none or an
+        unknown context left out."""
+        out = {}
+        for name, tier, sent, tokens in self._routed_tokens(design):
+            beyond = int(np.sum(sent & (tokens > tier.most_context))) if tier.most_context else 0
+            if beyond:
+                out[name] = (beyond, int(tier.most_context))
+        return out
+
+    def _over_kv(self, design: Design) -> list[tuple[str, int, int]]:
+        """Per kept tier routed requests within its context but larger (prompt + output) than
+        one sequence may hold of a replica's KV cache at the design's GPUs per replica
+        (:attr:`tiersim.fleet.BuiltTier.longest_sequence`): (tier, how many, that room), tiers
+        with none left out. More replicas never serve them (more GPUs per replica may); empty
+        when the evaluator does not say (a closed-form stand-in)."""
+        out = []
+        for name, tier, sent, tokens in self._routed_tokens(design):
+            room = max(tier.longest_sequence, 0)
+            context = tier.limits.max_model_len or math.inf
+            larger = int(np.sum(sent & (tokens > room) & (tokens <= context)))
+            if larger:
+                out.append((name, larger, room))
+        return out
+
+    def _no_size(self, design: Design, replicas: dict[str, int], last: Outcome) -> str:
+        """Why no replica count meets the SLOs, in a few words: what the largest fleet tried
+        missed, and whether the replica limit or the latency itself stopped the search."""
+        at = " + ".join(fleet_size(replicas[n], design.gpus(n)) for n in design.tiers)
+        if any(replicas[n] >= self.max_replicas for n in design.tiers):
+            return (f"misses the SLOs up to the replica limit {self.max_replicas} "
+                    f"({_missed(last, self.c)} at {at})")
+        return (f"misses the SLOs at any size: more replicas do not help "
+                f"({_missed(last, self.c)} at {at})")
+
+
+def _passed_on(a, df, infos) -> np.ndarray:
+    """Which requests their first tier refuses on to a ``refused_to`` tier that holds them (a
+    cascade's): that first tier never serves them, so they are no drop of it."""
+    if a.refused_to is None:
+        return np.zeros(len(df), dtype=bool)
+    from tiersim.routing.capability import fits
+
+    on = np.asarray(a.refused_to, dtype=np.int64)
+    return (on >= 0) & fits(df, infos)[np.arange(len(df)), np.maximum(on, 0)]
