@@ -6,7 +6,8 @@ below refers to). GEMM: :class:`GemmGrid`; MoE: :func:`moe_latency`; GQA attenti
 :func:`prefill_table`, :func:`decode_table`; the prompt and decode grids the MLA and DSA
 modules are read by (:func:`_prefill_grid`, :func:`_incremental_prefill_grid`,
 :func:`_decode_grid`); gated delta-net: :func:`gdn_latency`; all-reduce:
-:func:`allreduce_latency`. Everything returned is in seconds.
+:func:`allreduce_latency`. Everything returned is in seconds; :func:`_table` writes a curve or
+grid as a profile :class:`~tiersim.perf.profile.Table` with its kernel, origin and notes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiersim.errors import ProfileError
+from tiersim.perf.aic_data import Source
 from tiersim.perf.aic_formats import (
     DECODE_BATCH_AXIS,
     FASTEST,
@@ -23,7 +25,7 @@ from tiersim.perf.aic_formats import (
     PREFILL_EXTRA_TOKENS,
     SGLANG_DENSE_PREFILL_MAX,
 )
-from tiersim.perf.profile import log_blend, log_corners
+from tiersim.perf.profile import Table, log_blend, log_corners
 
 
 class GemmGrid:
@@ -357,4 +359,19 @@ def allreduce_latency(df, tp: int):
         series.index.to_numpy(np.float64) * 2.0,
         series.to_numpy() / 1e3,
         str(rows["kernel_source"].iloc[0]),
+    )
+
+
+def _table(op, dtype, key, axes, latency, source: Source, aic: str, kernel: str, notes: str = ""):
+    extra = {"kernel": kernel, "origin": source.origin(aic), "engine_version": source.version}
+    if notes:
+        extra["notes"] = notes
+    return Table(
+        op=op,
+        dtype=dtype,
+        source="public",
+        key={k: int(v) for k, v in key.items()},
+        axes={k: np.asarray(v, np.float64) for k, v in axes.items()},
+        latency=np.asarray(latency, np.float64),
+        extra=extra,
     )

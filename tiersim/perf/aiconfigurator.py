@@ -4,7 +4,7 @@ This module holds the import itself (:func:`import_aiconfigurator`, what ``tiers
 --from aiconfigurator`` calls) and what it asks for: the tables one replica's step looks up
 (:func:`table_requests`, :func:`moe_backends`) and what the shipped profile covers
 (:data:`SHIPPED_MODELS` and the measured sets, :func:`measured_moe_requests` and its kin). The
-rest of the importer is in five modules, and every public name they define is importable from
+rest of the importer is in seven modules, and every public name they define is importable from
 here as well:
 
 - :mod:`tiersim.perf.aic_data`: where the package's tables are and how they are read
@@ -16,6 +16,8 @@ here as well:
   (:class:`GemmGrid`, :func:`moe_latency`, :func:`prefill_table`, :func:`decode_table` ...);
 - :mod:`tiersim.perf.aic_importer`: :class:`Importer` (one engine's tables for one GPU:
   requested shapes in, profile tables out) and :func:`build_profile`;
+- :mod:`tiersim.perf.aic_moe` and :mod:`tiersim.perf.aic_mla`: the importer's MoE tables
+  (:class:`MoeTables`) and its MLA and DSA attention tables (:class:`MlaTables`);
 - :mod:`tiersim.perf.aic_rebuild`: the fitted costs a rebuild keeps of the profile it replaces.
 
 The rules below, table by table, are what those modules implement.
@@ -140,6 +142,8 @@ from tiersim.perf.aic_importer import (  # noqa: F401 - re-exported
     _table,
     build_profile,
 )
+from tiersim.perf.aic_mla import MlaTables  # noqa: F401 - re-exported
+from tiersim.perf.aic_moe import MoeTables  # noqa: F401 - re-exported
 from tiersim.perf.aic_rebuild import (  # noqa: F401 - re-exported
     _fitted_elsewhere,
     _kept_eager,
