@@ -46,7 +46,9 @@ def regex_budget(seconds: float):
     configs that match in 0.4 s of CPU. ``SIGPROF`` is left to the memory guard
     (:mod:`tiersim.memory`). Only the main thread of a process can take signals: elsewhere (a
     thread pool), or where the timer is already running or the platform has none, the block
-    runs without a budget.
+    runs without a budget. The signal can land in code that swallows exceptions (a
+    garbage-collector callback, such as hypothesis' or the memory guard's, or a ``__del__``):
+    the block then runs to its end and the timeout is raised there.
     """
     usable = (hasattr(signal, "setitimer") and hasattr(signal, "SIGVTALRM")
               and threading.current_thread() is threading.main_thread()
@@ -55,7 +57,10 @@ def regex_budget(seconds: float):
         yield
         return
 
+    fired = []
+
     def expired(signum, frame):
+        fired.append(True)
         raise RegexTimeout
 
     previous = signal.signal(signal.SIGVTALRM, expired)
@@ -65,6 +70,8 @@ def regex_budget(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.signal(signal.SIGVTALRM, previous)
+    if fired:  # raised where it was swallowed (a garbage-collector callback, a __del__)
+        raise RegexTimeout
 
 
 def _matches(pattern: str, name: str) -> bool:
