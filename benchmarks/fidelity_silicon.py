@@ -562,11 +562,20 @@ def with_h200_fit(profile, engine: str, system: str):
     if profile.eager.per_cpp_moe_layer_s is not None:  # --fit-cpp-moe's, labelled per system
         eager = dataclasses.replace(eager, per_cpp_moe_layer_s=profile.eager.per_cpp_moe_layer_s,
                                     cpp_moe_source=profile.eager.cpp_moe_source)
+    elif h200.eager.per_cpp_moe_layer_s is not None:
+        eager = dataclasses.replace(eager, cpp_moe_source=cpp_moe_moved(h200.eager, system))
     if h200.eager.graph_max_tokens and engine in ENGINE_GRAPH_MAX_TOKENS:
         eager = dataclasses.replace(eager, **engine_graph(engine, SYSTEM_GPU[system]))
     return dataclasses.replace(
         profile, overhead_s=h200.overhead_s, overhead_per_layer_s=h200.overhead_per_layer_s,
         overhead_source=moved_source(h200.overhead_source, system), eager=eager)
+
+
+def cpp_moe_moved(eager: EagerCost, system: str) -> str:
+    """The ``cpp_moe_source`` of ``eager`` as applied to ``system``'s rows: fitted on
+    :data:`FIT_CPP_MOE_SYSTEM`'s, applied unchanged to any other's."""
+    label = eager.cpp_moe_source.split("; applied unchanged to ")[0]
+    return label if system == FIT_CPP_MOE_SYSTEM else f"{label}; applied unchanged to {system} rows"
 
 
 def moved_source(source: str, system: str) -> str:

@@ -84,8 +84,14 @@ def test_vllm_and_trtllm_profiles_move_to_another_gpu_as_before():
     for engine in ("vllm", "trtllm"):
         h200 = fs.resolve_profile(fs.ENGINE_PROFILES[engine]).eager
         moved = fs.empty_profile(engine, "b200_sxm").eager
+        # vLLM's C++ MoE rate was fitted on B200 rows (--fit-cpp-moe): labelled as fitted there
+        cpp = (h200.cpp_moe_source.split("; applied unchanged to ")[0]
+               if h200.per_cpp_moe_layer_s is not None else "")
         assert moved == EagerCost(h200.graph_max_tokens, h200.per_layer_s, h200.per_moe_layer_s,
-                                  h200.source + "; applied unchanged to b200_sxm rows")
+                                  h200.source + "; applied unchanged to b200_sxm rows",
+                                  per_cpp_moe_layer_s=h200.per_cpp_moe_layer_s,
+                                  cpp_moe_source=cpp)
+    assert fs.empty_profile("vllm", "b200_sxm").eager.cpp_moe_source.endswith("FlashInfer)")
 
 
 # ---------------------------------------------------------------- the profile field
