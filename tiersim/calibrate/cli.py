@@ -287,6 +287,9 @@ def out_problem(out: str) -> str | None:
     path = Path(out)
     if out.endswith(("/", "\\")):
         return f"--out {out}: names a folder; give a file path for the profile JSON"
+    dead = _link_to_nothing(path)
+    if dead is not None:
+        return dead
     if path.exists() and not path.is_file():
         return f"--out {out}: not a regular file (a folder, device or pipe); give a file path"
     if not path.parent.is_dir():
@@ -296,6 +299,22 @@ def out_problem(out: str) -> str | None:
         return f"--out {out}: folder {path.parent} does not exist; create it first"
     return (partial_name_problem(out) or _not_profile_problem(out, path)
             or _write_problem(out, path.parent))
+
+
+def _link_to_nothing(path: Path) -> str | None:
+    """Why ``--out`` cannot be written where it, or a folder above it, is a symbolic link that
+    leads to nothing (its target missing, or a loop of links), else None: the write replaced
+    such a link with the profile, and a loop ended in a RuntimeError traceback."""
+    from tiersim.paths import LINK_TO_NOTHING, leads_nowhere
+
+    if leads_nowhere(path):
+        return (f"--out {path}: {LINK_TO_NOTHING}; point the link at a file, remove it, or "
+                "give another file path")
+    dead = next((above for above in reversed(path.parents) if leads_nowhere(above)), None)
+    if dead is None:
+        return None
+    return (f"--out {path}: {dead} is a link that leads to no folder (or the links loop); "
+            "point it at a folder, remove it, or give another file path")
 
 
 PROFILE_SCHEMA = "tiersim.profile/1"
