@@ -41,6 +41,12 @@ def shown(value, width: int = 40) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def cut(text: str, width: int = 64) -> str:
+    """``text`` cut to ``width`` characters, ending ``...`` where cut: a command-line value an
+    error line names as written (``--choose PATH``), however long the value given."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def written(value) -> str:
     """``repr(value)``, but a date or time (what YAML reads an unquoted ``2024-01-01`` as) as
     the YAML that wrote it, inside lists and maps too: ``[240, 2024-01-01]``, not

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args = parser().parse_args(argv)
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
-        error(f"--device {args.device!r}: must be cuda or cpu")
+        error(f"--device {shown(args.device, 64)}: must be cuda or cpu")
         return 1
     problem = (_arg_problem(args) or out_problem(args.out) or partial_problem(args.out)
                or bundled_problem(args.out)

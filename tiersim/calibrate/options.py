@@ -33,6 +33,7 @@ def choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tupl
     """Validate a comma list option against its allowed values, each named once (a repeat
     would measure its tables twice, and a profile with a table twice does not load)."""
     from tiersim.calibrate.errors import CalibrateError
+    from tiersim.errors import shown
 
     if not values:  # the option held only commas and spaces: no name to echo
         raise CalibrateError(f"--{what}: names no value (only commas and spaces); give one or "
@@ -40,12 +41,12 @@ def choose(what: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tupl
                              "to measure them all")
     bad = [v for v in values if v not in allowed]
     if bad:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: each must be one of "
+        raise CalibrateError(f"--{what} {shown(','.join(values), 64)}: each must be one of "
                              f"{','.join(allowed)}")
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
     if twice is not None:
-        raise CalibrateError(f"--{what} {','.join(values)!r}: names {twice} twice; name each "
-                             f"once")
+        raise CalibrateError(f"--{what} {shown(','.join(values), 64)}: names {twice} twice; "
+                             "name each once")
     return tuple(values)
 
 

@@ -31,6 +31,7 @@ from tiersim.calibrate.options import choose as _choose
 from tiersim.calibrate.options import model_shapes as _model
 from tiersim.calibrate.schema import partial_path
 from tiersim.calibrate.timing import Timer, synchronize
+from tiersim.errors import shown
 
 BUDGET_REASON = "time budget (--budget-s) spent"
 
@@ -378,7 +379,7 @@ def _device(name: str) -> torch.device:
         if not torch.cuda.is_available():
             raise CalibrateError("--device cuda: no CUDA GPU visible to torch; use --device cpu")
         return torch.device("cuda", torch.cuda.current_device())
-    raise CalibrateError(f"--device {name!r}: must be cuda or cpu")
+    raise CalibrateError(f"--device {shown(name, 64)}: must be cuda or cpu")
 
 
 def _slug(text: str) -> str:

@@ -103,7 +103,8 @@ def resolve_model(name: str) -> ModelShapes:
     if key not in BUILTIN:
         known = ", ".join(m.name for m in BUILTIN.values())
         raise CalibrateError(
-            f"--model {name!r}: unknown model; use one of {known}, or --config path/to/config.json"
+            f"--model {_shown(name, 64)}: unknown model; use one of {known}, or --config "
+            "path/to/config.json"
         )
     return BUILTIN[key]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 
 from tiersim.cli.usage import echo
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import TiersimError, escaped, shown
 
 
 def calibrate(ctx: typer.Context) -> None:
@@ -31,7 +31,7 @@ def calibrate(ctx: typer.Context) -> None:
     if source == "aiconfigurator":
         code = import_aiconfigurator_main(drop_flag(argv, "--from"))
     elif source is not None:
-        raise TiersimError(f"--from {source!r}: the only importer is 'aiconfigurator'")
+        raise TiersimError(f"--from {shown(source, 64)}: the only importer is 'aiconfigurator'")
     else:
         from tiersim.calibrate import main as harness_main
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
-from tiersim.errors import Note, TiersimError, escaped
+from tiersim.errors import Note, TiersimError, cut, escaped, shown
 from tiersim.results import (
     PlanResult,
     accuracy_name,
@@ -50,15 +50,15 @@ def _parse_choose(items: list[str] | None) -> dict[str, list]:
         path, sep, values = item.partition("=")
         path = path.strip()
         if not sep or not values.strip():
-            raise TiersimError(f"--choose {item!r}: {CHOOSE_FORM}")
+            raise TiersimError(f"--choose {shown(item, 64)}: {CHOOSE_FORM}")
         if not all(part.strip() for part in path.split(".")):
-            raise TiersimError(f"--choose {item!r}: {path!r} has an empty part between dots; "
-                               "name a router setting, e.g. router.floor")
+            raise TiersimError(f"--choose {shown(item, 64)}: {shown(path, 64)} has an empty part "
+                               "between dots; name a router setting, e.g. router.floor")
         _router_path(path)
         setting = path.removeprefix("router.")
         if setting in {p.removeprefix("router.") for p in chosen}:
-            raise TiersimError(f"--choose {path}: given twice; give all its values in one "
-                               f"--choose {path}=VALUE1,VALUE2")
+            raise TiersimError(f"--choose {cut(path)}: given twice; give all its values in "
+                               f"one --choose {cut(path)}=VALUE1,VALUE2")
         chosen[path] = _distinct(path, _choose_values(path, values))
     _check_combinations(chosen)
     return chosen
@@ -87,7 +87,7 @@ def _distinct(path: str, values: list) -> list:
     keys = [sorted_json(value, default=repr) for value in values]
     repeated = [key for key, count in Counter(keys).items() if count > 1]
     if repeated:
-        warnings.warn(Note(f"--choose {path}: {', '.join(repeated)} given more than once; "
+        warnings.warn(Note(f"--choose {cut(path)}: {', '.join(repeated)} given more than once; "
                            "each value is tried once"), stacklevel=3)
     return list(dict(zip(keys, values, strict=True)).values())
 
@@ -111,7 +111,7 @@ def _router_path(path: str) -> None:
     first = path.split(".")[0]
     if first != "router" and first in Scenario.model_fields:
         instead = NOT_CHOSEN.get(first, "set it in the scenario")
-        raise TiersimError(f"--choose {path}: {first!r} is a scenario key, not a router "
+        raise TiersimError(f"--choose {cut(path)}: {first!r} is a scenario key, not a router "
                            "setting; --choose takes router settings only (router.<key>, e.g. "
                            f"router.lambda=0.05,0.1); {instead}")
 
@@ -124,20 +124,21 @@ def _choose_values(path: str, values: str) -> list:
         parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
     except TiersimError as err:
         if isinstance(err, TooManyValues) and not err.aliased:  # values written out, no bomb
-            raise TiersimError(f"--choose {path}: more than {MAX_NODES:,} values; a plan tries "
-                               f"at most {MAX_CHOOSE_COMBINATIONS:,} combinations of router "
-                               "settings, each sized by simulation; give fewer values") from None
+            raise TiersimError(f"--choose {cut(path)}: more than {MAX_NODES:,} values; a plan "
+                               f"tries at most {MAX_CHOOSE_COMBINATIONS:,} combinations of "
+                               "router settings, each sized by simulation; give fewer "
+                               "values") from None
         if "invalid YAML" in str(err):
-            raise TiersimError(f"--choose {path}: cannot read {values!r} as YAML values; quote "
-                               "a text value that holds brackets, braces, commas or a colon "
-                               f"('a[1]'); {CHOOSE_FORM}") from None
+            raise TiersimError(f"--choose {cut(path)}: cannot read {shown(values, 64)} as YAML "
+                               "values; quote a text value that holds brackets, braces, commas "
+                               f"or a colon ('a[1]'); {CHOOSE_FORM}") from None
         reason = re.sub(r"^.*?: line \d+: \[(\d+)\]", lambda m: f"value {int(m[1]) + 1}",
                         str(err))
         # a line of the option's own text means nothing on a command line
         reason = re.sub(rf"^{re.escape(f'--choose {path}')}: (line \d+: )?", "", reason)
-        raise TiersimError(f"--choose {path}: {reason}; {CHOOSE_FORM}") from None
+        raise TiersimError(f"--choose {cut(path)}: {reason}; {CHOOSE_FORM}") from None
     if not isinstance(parsed, list) or not parsed:
-        raise TiersimError(f"--choose {path}={values}: {CHOOSE_FORM}")
+        raise TiersimError(f"--choose {cut(f'{path}={values}')}: {CHOOSE_FORM}")
     return parsed
 
 
@@ -251,7 +252,8 @@ def _check_cost_model(name: str | None) -> str | None:
     from tiersim.costs import COST_MODELS
 
     if name is not None and name not in COST_MODELS:
-        raise TiersimError(f"--cost-model {name!r}: choose one of {', '.join(COST_MODELS)}")
+        raise TiersimError(f"--cost-model {shown(name, 64)}: choose one of "
+                           f"{', '.join(COST_MODELS)}")
     return name
 
 
@@ -493,16 +495,16 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
                 set_dotted(doc, path, value)
             except TiersimError as err:
                 raise TiersimError(f"--choose {err}") from None
-        shown = " ".join(f"{p}={written(v)}" for p, v in zip(paths, values, strict=True))
+        said = cut(" ".join(f"{p}={written(v)}" for p, v in zip(paths, values, strict=True)))
         # pydantic reads tier: no as tier 0, and floor: 010 as 10
         problem = boolean_problem({"router": doc}) or misspelt_number({"router": doc})
         if problem is not None:
-            raise TiersimError(f"--choose {shown}: {format_loc(problem[0])}: {problem[1]}")
+            raise TiersimError(f"--choose {said}: {format_loc(problem[0])}: {problem[1]}")
         try:
             RouterConfig.model_validate(doc)
         except ValidationError as err:
             loc, message = explain_errors(err.errors(), doc, ("router",))
-            raise TiersimError(f"--choose {shown}: {format_loc(loc)}: {message}") from None
+            raise TiersimError(f"--choose {said}: {format_loc(loc)}: {message}") from None
 
 
 def _over_the_cap(asked: int, cap: int, scenario_path: Path) -> str:
@@ -553,7 +555,7 @@ def _check_router_keys(scenario, source: str, choose: dict[str, list],
     for key, path in settings.items():
         problem = unread_key_problem(key, policies, choose=True)
         if problem is not None:
-            raise TiersimError(f"--choose {path}: {problem}")
+            raise TiersimError(f"--choose {cut(path)}: {problem}")
 
 
 def _fitting(scenario, gpu_options: tuple[int, ...] | None = None):

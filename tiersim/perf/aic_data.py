@@ -13,7 +13,7 @@ import importlib.metadata
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiersim.errors import ProfileError, import_extra
+from tiersim.errors import ProfileError, import_extra, shown
 
 AIC_PACKAGE = "aiconfigurator-core"
 AIC_PIN = "0.12.0"
@@ -50,7 +50,7 @@ def data_root(gpu: str) -> Path:
                                f"'{AIC_PACKAGE}=={AIC_PIN}' (or the tiersim[aic] extra) to "
                                "import its tables")
     if gpu.lower() not in _GPU_DIRS:
-        raise ProfileError(f"--gpu {gpu!r}: choose one of {', '.join(_GPU_DIRS)}")
+        raise ProfileError(f"--gpu {shown(gpu, 64)}: choose one of {', '.join(_GPU_DIRS)}")
     root = Path(aiconfigurator_core.__file__).parent / "systems" / "data" / _GPU_DIRS[gpu.lower()]
     if not root.is_dir():
         raise ProfileError(f"{root}: no measured data for {gpu} in this {AIC_PACKAGE}")
@@ -64,7 +64,7 @@ def data_engine(gpu: str, engine: str) -> None:
     root = data_root(gpu) / "gemm"
     engines = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if engine.lower() not in engines:
-        raise ProfileError(f"--engine {engine!r}: {AIC_PACKAGE} {aic_version()} has no "
+        raise ProfileError(f"--engine {shown(engine, 64)}: {AIC_PACKAGE} {aic_version()} has no "
                            f"{gpu.upper()} tables of that engine; choose one of "
                            f"{', '.join(engines) or '(none)'}")
 

@@ -213,7 +213,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     ``progress``: True a bar, False nothing, None (the CLI's) a bar on a terminal and a timed
     line off one (:mod:`tiersim.sweep.progress`)."""
     if executor not in ("local", "ray"):
-        raise TiersimError(f"--executor: must be 'local' or 'ray' (got {executor!r})")
+        raise TiersimError(f"--executor: must be 'local' or 'ray' (got {shown(executor, 64)})")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TiersimError(f"--workers: must be from 1 to {MAX_WORKERS} (got {workers})")
     if executor == "ray":  # a dead address refused at once: Ray would retry for minutes

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import TraceError, escaped
+from tiersim.errors import TraceError, escaped, shown
 from tiersim.trace import canonical, checks, chunked, units, windowed, windowed_burstgpt
 from tiersim.trace.filecheck import Source, open_checked
 from tiersim.trace.formats import (
@@ -439,7 +439,7 @@ def _number(value: float) -> str:
 def _choose_format(columns: list[str], rows: int, src: Source, format: str) -> str:
     """The format of a table with ``columns`` and ``rows`` data rows, checked."""
     if format not in FORMAT_NAMES:
-        raise TraceError(src.path, f"unknown format {format!r}; use one of "
+        raise TraceError(src.path, f"unknown format {shown(format, 64)}; use one of "
                          f"{', '.join(FORMAT_NAMES)}")
     name = detect(columns) if format == "auto" else format
     if format == "auto":
