@@ -380,17 +380,22 @@ def test_a_merge_list_takes_each_key_from_its_earliest_mapping(scenario_file):
                                                                               3.5)
 
 
+MERGE_FIX = ("; '<<' merges maps (<<: *anchor): give it a map or a list of maps, or quote the "
+             "key ('<<') if it is text")
+"""The fix a merge of something other than a map is told (round 36)."""
+
+
 def test_a_merge_of_something_not_a_mapping_is_one_line(scenario_file):
     path = scenario_file(MERGED_TIERS.replace("[*big, *small]", "[*big, 3]"))
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert str(err.value) == (f"{path}: line 9: invalid YAML: expected a mapping for merging, "
-                              "but found scalar")
+                              f"but found scalar{MERGE_FIX}")
     path = scenario_file(MERGED_TIERS.replace("[*big, *small]", "3"))
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert str(err.value) == (f"{path}: line 9: invalid YAML: expected a mapping or list of "
-                              "mappings for merging, but found scalar")
+                              f"mappings for merging, but found scalar{MERGE_FIX}")
 
 
 @pytest.mark.parametrize("written", ["off", "Off", "no", "false", "'off'"])

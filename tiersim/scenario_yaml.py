@@ -564,6 +564,34 @@ YAML_FIXES = (
     ("unacceptable character", "remove that control character: a scenario is plain text"),
     ("found unknown escape character", "in double quotes write a backslash as \\\\, or use "
      "single quotes"),
+    ("expected escape sequence of", "in double quotes a backslash starts an escape (\\xHH, "
+     "\\uHHHH): write a backslash as \\\\, or use single quotes"),
+    ("sequence entries are not allowed here", "put each list item ('- ') on its own line, "
+     "indented under its key, or quote the value if the '- ' is text"),
+    ("expected the node content, but found ','", "remove the extra comma, or write the value "
+     "that is missing"),
+    ("for merging", "'<<' merges maps (<<: *anchor): give it a map or a list of maps, or quote "
+     "the key ('<<') if it is text"),
+    ("expected alphabetic or numeric character", "write a name right after an anchor's & "
+     "(&name), an alias's * (*name) or a directive's %, or quote the value if the mark is text"),
+    ("expected '<document start>'", "a scenario is one YAML document: remove the '...' or '%' "
+     "line above this one (a document end or a directive)"),
+    ("YAML directive", "remove the %YAML line: a scenario needs none"),
+    ("incompatible YAML document", "remove the %YAML line: a scenario needs none"),
+    ("undefined tag handle", "remove the tag, or quote the value if its '!' is text"),
+    ("non-specific tag", "remove the tag, or quote the value if its '!' is text"),
+    ("appended to the tag", "remove the tag, or quote the value if its '!' is text"),
+    ("expected '>'", "close the tag !<...> with '>', or remove the tag"),
+    ("chomping or indentation indicators", "after | or > write only - or + and an indentation "
+     "digit (|-, >2), or quote the value"),
+    ("indentation indicator in the range", "after | or > write an indentation digit from 1 to "
+     "9, or none"),
+    ("expected a comment or a line break", "end the line after its | or > (or its %YAML "
+     "directive), or put a space and # before a comment"),
+    ("expected a digit", "remove the %YAML line: a scenario needs none"),
+    ("expected URI", "remove the tag, or quote the value if its '!' is text"),
+    ("unexpected document separator", "a '---' or '...' line inside a quoted value ends the "
+     "document: indent that line, or remove it"),
 )
 
 
