@@ -1,9 +1,15 @@
 """Round 36, hostile input (helper fuzz9): a calibrate ``--out`` that is, or lies under, a
-symbolic link leading to nothing; a long command-line value quoted whole in its error line."""
+symbolic link leading to nothing; a long command-line value quoted whole in its error line;
+YAML syntax errors told with no fix; a file tiersim sniffs as JSON that is nested too deep or
+is a named pipe."""
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
+from conftest import run_cli as run_process
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 CALIBRATE_OUT_LINKS = {
@@ -142,3 +148,55 @@ def test_a_yaml_syntax_error_round_34_left_without_a_fix_names_one(tmp_path, cap
     path.write_text(tiny_with(edit))
     line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
     assert line == f"Error: {path}: {expected}"
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+"""JSON nested 100,000 deep: Python's json module raises RecursionError on it."""
+
+
+@pytest.mark.parametrize("importer", [False, True], ids=["harness", "aiconfigurator"])
+def test_a_calibrate_out_of_json_nested_too_deep_is_one_line(tmp_path, capsys, monkeypatch,
+                                                              importer):
+    """``tiersim calibrate --out deep.json`` where deep.json holds JSON nested 100,000 deep
+    ended in a RecursionError traceback: the check that an existing --out is a profile read it
+    with json.loads and caught only ValueError. It is now told as what it holds, and left as
+    it was."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.json").write_text(DEEP_JSON)
+    argv = (["calibrate", "--from", "aiconfigurator", "--out", "deep.json"] if importer
+            else ["calibrate", "--quick", "--device", "cpu", "--out", "deep.json"])
+    line = one_error_line(*run_cli(capsys, *argv))
+    assert line == ("Error: --out deep.json: holds JSON nested too deeply to read, not a tiersim "
+                    "profile; the profile would replace it; give a new file name, or the path "
+                    "of a profile to replace")
+    assert (tmp_path / "deep.json").read_text() == DEEP_JSON
+
+
+def test_a_run_folders_manifest_nested_too_deep_is_taken_as_a_runs(tmp_path, capsys):
+    """``tiersim run --out o`` where o/manifest.json (the mark of a run's folder) holds JSON
+    nested too deep ended in a RecursionError traceback, where one that does not parse is
+    taken for a run's, which the rerun replaces. It is now taken for a run's too."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text(DEEP_JSON)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines", "--no-report")
+    assert code == 0, err[-500:]
+    assert "Traceback" not in err
+    assert "run_id" in json.loads((out / "manifest.json").read_text())
+
+
+def test_a_run_folders_manifest_that_is_a_named_pipe_does_not_hang_the_rerun(tmp_path):
+    """``tiersim run --out o`` where o/manifest.json is a named pipe hung for ever: the check
+    of whose folder it is opened the pipe and waited for a writer. A mark that is no regular
+    file is now taken for a run's, unread, and the run replaces it with its manifest."""
+    out = tmp_path / "o"
+    out.mkdir()
+    os.mkfifo(out / "manifest.json")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    done = run_process("run", str(scenario), "--out", str(out), "--no-baselines", "--no-report")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "Traceback" not in done.stderr
+    assert (out / "manifest.json").is_file()

@@ -374,13 +374,16 @@ def _own_marker(path: Path) -> bool:
     """Whether ``path`` (a manifest.json, a plan.json) is one tiersim wrote: anything there but
     a JSON object without the ``run_id`` or ``constraints`` tiersim writes in it (another
     tool's manifest.json). One that no longer parses is still taken for tiersim's, which
-    `tiersim report` asks to be rewritten by a rerun."""
+    `tiersim report` asks to be rewritten by a rerun, as is one that is no regular file (a
+    named pipe there hung the read) or JSON nested too deep to parse (a RecursionError)."""
     if not (path.exists() or path.is_symlink()):
         return False
+    if not path.is_file():
+        return True
     try:
         with path.open("rb") as handle:
             doc = json.loads(handle.read(MAX_MARKER_BYTES))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return True
     return not isinstance(doc, dict) or bool({"run_id", "constraints"} & doc.keys())
 

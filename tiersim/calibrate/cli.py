@@ -350,6 +350,8 @@ def _file_kind(path: Path) -> str | None:
         doc = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return "not a JSON document"
+    except RecursionError:
+        return "JSON nested too deeply to read"
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema == PROFILE_SCHEMA:
         return None
