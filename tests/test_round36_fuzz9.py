@@ -200,3 +200,22 @@ def test_a_run_folders_manifest_that_is_a_named_pipe_does_not_hang_the_rerun(tmp
     assert done.returncode == 0, done.stderr[-500:]
     assert "Traceback" not in done.stderr
     assert (out / "manifest.json").is_file()
+
+
+def test_a_sweep_table_that_is_a_named_pipe_does_not_hang_the_resume(tmp_path):
+    """``tiersim sweep s.yaml --out o`` over a finished sweep whose o/sweep.parquet had become
+    a named pipe hung for ever: the resume opened it (arrowfile.arrow_file) to see which rows
+    it holds, and opening a pipe waits for a writer. arrow_file now refuses a pipe or a device
+    before opening it, so the table reads as none a sweep wrote, and the sweep writes it anew
+    from its stored points."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(extra="sweep:\n  tiers.0.replicas: [1, 2]\n"))
+    out = tmp_path / "o"
+    argv = ("sweep", str(scenario), "--out", str(out), "--no-baselines", "--no-report")
+    assert run_process(*argv).returncode == 0
+    (out / "sweep.parquet").unlink()
+    os.mkfifo(out / "sweep.parquet")
+    done = run_process(*argv)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "(0 run, 2 already done, 0 failed)" in done.stderr
+    assert (out / "sweep.parquet").is_file()
