@@ -219,3 +219,31 @@ def test_a_sweep_table_that_is_a_named_pipe_does_not_hang_the_resume(tmp_path):
     assert done.returncode == 0, done.stderr[-500:]
     assert "(0 run, 2 already done, 0 failed)" in done.stderr
     assert (out / "sweep.parquet").is_file()
+
+
+@pytest.mark.parametrize("command", ["inspect", "run"])
+def test_a_parquet_trace_pyarrow_cannot_read_names_the_fix(tmp_path, capsys, command):
+    """A Parquet trace cut short read 'not a readable Parquet file (Parquet magic bytes not
+    found in footer. Either the file is corrupted or this is not a parquet file.)': pyarrow's
+    words, and no fix. Every such line (the footer, the schema, the row groups) now ends
+    with one."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"arrival_s": [0.0, 1.0], "input_tokens": [5, 5],
+                             "output_tokens": [5, 5]}), buffer)
+    trace = tmp_path / "cut.parquet"
+    trace.write_bytes(buffer.getvalue()[:200])
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", f"path: {trace}"),
+                                  ("  window: [240, 360]\n", "")))
+    argv = ["trace", "inspect", trace] if command == "inspect" else ["run", scenario,
+                                                                     "--no-baselines"]
+    line = one_error_line(*run_cli(capsys, *argv))
+    assert line == (f"Error: {trace}: not a readable Parquet file (Parquet magic bytes not found "
+                    "in footer. Either the file is corrupted or this is not a parquet file.); "
+                    "write it again (pyarrow, or pandas' to_parquet), or give a whole copy if it "
+                    "was cut short")

@@ -458,8 +458,7 @@ def check_shape(path: Path, kind: str) -> None:
             with arrow_file(path) as handle:
                 count = len(pq.read_schema(handle).names)
         except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
-            raise TraceError(str(path), f"not a readable Parquet file ({error_line(e)})") \
-                from None
+            raise unreadable_parquet(path, e) from None
         _check_columns(path, count)
     elif kind == "jsonl":
         _check_no_nul(path)
@@ -544,6 +543,15 @@ def is_trace_column(name: str) -> bool:
     :func:`tiersim.trace.trace_columns.is_trace_column`): before a file is recognised as a
     trace, only such a name may be shown (docs/security.md)."""
     return trace_columns.is_trace_column(str(name))
+
+
+def unreadable_parquet(path: Path, e: Exception) -> TraceError:
+    """The one line for a Parquet trace pyarrow cannot read: pyarrow's words for why (a
+    footer without its magic bytes, a page it cannot decode), and the fix, which they lacked
+    ('not a readable Parquet file (Parquet magic bytes not found in footer. ...)')."""
+    return TraceError(str(path), f"not a readable Parquet file ({error_line(e)}); write it "
+                      "again (pyarrow, or pandas' to_parquet), or give a whole copy if it was cut "
+                      "short")
 
 
 def error_line(e: Exception) -> str:

@@ -15,7 +15,12 @@ import pyarrow.parquet as pq
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
 from tiersim.trace import canonical, formats
-from tiersim.trace.filecheck import Source, error_line, is_trace_column, no_duplicate_columns
+from tiersim.trace.filecheck import (
+    Source,
+    is_trace_column,
+    no_duplicate_columns,
+    unreadable_parquet,
+)
 
 
 def read_parquet_file(p: Path, used=None) -> tuple[pd.DataFrame, Source]:
@@ -49,7 +54,7 @@ def _read_parquet(p: Path, columns: list[str] | None = None,
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
-        raise TraceError(str(p), f"not a readable Parquet file ({error_line(e)})") from None
+        raise unreadable_parquet(p, e) from None
 
 
 def _schema_names_kept(df: pd.DataFrame, p: Path, unread: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -211,7 +216,7 @@ def parquet_rows(p: Path) -> int:
         with arrow_file(p) as handle:
             return pq.ParquetFile(handle).metadata.num_rows
     except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
-        raise TraceError(str(p), f"not a readable Parquet file ({error_line(e)})") from None
+        raise unreadable_parquet(p, e) from None
 
 
 def _pandas_index_columns(schema: pa.Schema) -> set[str]:
@@ -238,7 +243,7 @@ def parquet_chunks(p: Path, rows: int, used=None):
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt file raises KeyError, TypeError, ...
-        raise TraceError(str(p), f"not a readable Parquet file ({error_line(e)})") from None
+        raise unreadable_parquet(p, e) from None
 
 
 def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int, columns: list[str] | None,
