@@ -247,3 +247,21 @@ def test_a_parquet_trace_pyarrow_cannot_read_names_the_fix(tmp_path, capsys, com
                     "in footer. Either the file is corrupted or this is not a parquet file.); "
                     "write it again (pyarrow, or pandas' to_parquet), or give a whole copy if it "
                     "was cut short")
+
+
+@pytest.mark.parametrize("written", ["null", "[]"])
+def test_a_plan_json_of_null_is_refused_as_a_list_is(tmp_path, capsys, written):
+    """``tiersim report`` of a plan folder whose plan.json holds JSON's ``null`` wrote a
+    report without a word of the plan: null read as no plan.json at all, where ``[]`` is
+    refused as a malformed plan. Both are now the same one line."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with())
+    out = tmp_path / "plan"
+    code, err = run_cli(capsys, "plan", scenario, "--max-replicas", "1", "--out", out)
+    assert (out / "plan.json").is_file(), err[-500:]
+    (out / "plan.json").write_text(written)
+    (out / "report.html").unlink(missing_ok=True)
+    line = one_error_line(*run_cli(capsys, "report", out))
+    assert line == (f"Error: {out / 'plan.json'}: malformed plan (the top level must be a JSON "
+                    "object); rerun `tiersim plan` to rewrite it")
+    assert not (out / "report.html").exists()

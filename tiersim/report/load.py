@@ -218,10 +218,12 @@ def _fleet_text(fleet: dict[str, tuple[int, int]]) -> str:
 
 
 def _plan(path: Path) -> PlanResult | None:
-    """The capacity plan, typed; None when absent."""
-    data = _json(path)
-    if data is None:
+    """The capacity plan, typed; None when absent. A plan.json of JSON's ``null`` is no plan,
+    refused as ``[]`` is (it was taken for no plan.json at all, and the report left it out
+    without a word)."""
+    if not path.exists():
         return None
+    data = _json(path)
     if isinstance(data, dict):
         check_plan_shape(data, path)
     return PlanResult.from_json(data, str(path))
