@@ -483,8 +483,13 @@ def test_point_of_another_base_scenario_is_refused(tmp_path, capsys):
     assert record["base_digest"] and record["sweep_digest"]
     record["base_digest"] = "0" * 12  # a point written by a sweep of another scenario
     stored.write_text(json.dumps(record))
-    with pytest.raises(TiersimError, match="holds a sweep of a different scenario"):
+    with pytest.raises(TiersimError) as err:
         run_sweep(path, out, runner=synthetic_runner, validator=None, report=False, workers=1)
+    # since round 36 a point naming a scenario no sweep into the folder ran is refused by name
+    assert str(err.value) == (
+        f"{out}: holds sweep point {stored.stem} of another scenario ({stored} names a scenario "
+        "no sweep into this folder ran: copied in from another sweep folder?); remove that file "
+        "to run the point again, or use a new --out folder")
 
 
 def _limit_file_size(limit: int):
