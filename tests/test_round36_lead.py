@@ -33,3 +33,17 @@ def test_a_block_within_its_budget_raises_nothing():
     with regex_budget(5.0):
         sum(range(1000))
     assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0
+
+
+def test_a_model_folder_with_no_config_names_the_folder_and_the_fix(tmp_path, capsys):
+    """``model: .`` (or any folder without a config.json) read "model: config.json: cannot read
+    a model config (No such file or directory)", naming neither the folder nor what to give."""
+    from conftest import tiny_doc, write_yaml
+    from test_hostile_inputs import one_error_line, run_cli
+
+    (tmp_path / "m").mkdir()
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(model=str(tmp_path / "m")))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
+    assert line == (f"Error: {scenario}: line 3: model: {tmp_path}/m: a folder with no "
+                    "config.json in it; give the model's config.json, the folder holding it "
+                    "(Hugging Face's layout) or a catalogue model's name")

@@ -210,6 +210,7 @@ def load_hf_config(path: str | Path) -> ModelArch:
     4 MB) takes 0.7 s to read: 80 s a run, read each time."""
     path = Path(path)
     if path.is_dir():
+        _refuse_folder_without_config(path)
         path = path / "config.json"
     key = _read_key(path)
     if key is None:
@@ -225,6 +226,17 @@ def load_hf_config(path: str | Path) -> ModelArch:
     for note in notes:
         warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     return model
+
+
+def _refuse_folder_without_config(folder: Path) -> None:
+    """One line for a model folder with no ``config.json`` in it (``model: .`` read "model:
+    config.json: cannot read a model config (No such file or directory)", naming no folder)."""
+    if (folder / "config.json").exists() or (folder / "config.json").is_symlink():
+        return
+    where = str(folder) if folder.is_absolute() else f"{folder} ({folder.resolve()})"
+    raise TiersimError(f"{where}: a folder with no config.json in it; give the model's "
+                       "config.json, the folder holding it (Hugging Face's layout) or a "
+                       "catalogue model's name")
 
 
 #: How many models read :func:`load_hf_config` keeps (the oldest is dropped first).
