@@ -574,7 +574,12 @@ def with_h200_fit(profile, engine: str, system: str):
 def cpp_moe_moved(eager: EagerCost, system: str) -> str:
     """The ``cpp_moe_source`` of ``eager`` as applied to ``system``'s rows: fitted on
     :data:`FIT_CPP_MOE_SYSTEM`'s, applied unchanged to any other's."""
-    label = eager.cpp_moe_source.split("; applied unchanged to ")[0]
+    return cpp_moe_label(eager.cpp_moe_source.split("; applied unchanged to ")[0], system)
+
+
+def cpp_moe_label(label: str, system: str) -> str:
+    """``--fit-cpp-moe``'s ``label`` as a ``system`` profile carries it (applied unchanged
+    beyond :data:`FIT_CPP_MOE_SYSTEM`)."""
     return label if system == FIT_CPP_MOE_SYSTEM else f"{label}; applied unchanged to {system} rows"
 
 
@@ -2305,10 +2310,10 @@ def write_cpp_moe(value: float, label: str, n_train: int, models: str) -> None:
         if not path.exists():
             continue
         doc = json.loads(path.read_text())
-        applied = "" if system == FIT_CPP_MOE_SYSTEM else f"; applied unchanged to {system} rows"
         eager = doc["eager_s"]
         source = eager.pop("source")  # kept last, where EagerCost.to_json puts it
-        eager.update({"per_cpp_moe_layer_s": value, "cpp_moe_source": label + applied,
+        eager.update({"per_cpp_moe_layer_s": value,
+                      "cpp_moe_source": cpp_moe_label(label, system),
                       "source": source})
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
         print(f"vllm: per_cpp_moe_layer_s = {value} -> {path}")
