@@ -56,6 +56,10 @@ class ModelArch:
     mtp_checkpoint: ``checkpoint`` of the multi-token-prediction layers where their format
         differs from the model's (ModelOpt's NVFP4 exports leave them BF16 by name in the
         ignore list); ``None``: the same as ``checkpoint``.
+    static_fp8_activations: the checkpoint's per-tensor FP8 layers carry calibrated (static)
+        activation scales (:func:`tiersim.hardware.hf_quant.checkpoint_static_fp8`), so an
+        engine quantises their inputs without first computing a scale; ``False``: dynamic, as
+        an engine quantising a BF16 checkpoint at load time runs them.
     kv_cache: the KV-cache format the checkpoint declares (``"fp8"``: ModelOpt's
         ``kv_cache_quant_algo`` or a compressed-tensors ``kv_cache_scheme`` of 8-bit floats);
         ``""`` when it declares none. vLLM's ``--kv-cache-dtype auto`` (its default) serves
@@ -105,6 +109,7 @@ class ModelArch:
     mtp_layers: int = 0
     mtp_checkpoint: tuple[tuple[str, str, float], ...] | None = None
     kv_cache: str = ""
+    static_fp8_activations: bool = False
     max_context: int = 0
     context_assumed: bool = False
     context_limit: int = 0

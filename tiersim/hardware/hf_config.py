@@ -155,7 +155,12 @@ from tiersim.hardware.hf_modules import (
     _members,
     regex_budget,
 )
-from tiersim.hardware.hf_quant import _note_unread_side, checkpoint_formats, checkpoint_kv_cache
+from tiersim.hardware.hf_quant import (
+    _note_unread_side,
+    checkpoint_formats,
+    checkpoint_kv_cache,
+    checkpoint_static_fp8,
+)
 from tiersim.hardware.hf_side import (
     TOLD_QUANT_FILES,
     _note_told_quant_file,
@@ -326,7 +331,9 @@ def _load(path: Path) -> ModelArch:
                                  else str(hf_quant_path(path)), formats)
     mtp_kept = None if mtp_formats in (None, formats) else tuple(
         f for f in mtp_formats if f[0] in present)
-    return dataclasses.replace(arch, checkpoint=kept, mtp_checkpoint=mtp_kept, kv_cache=kv_cache)
+    static = bool(kept) and checkpoint_static_fp8(path, quant)
+    return dataclasses.replace(arch, checkpoint=kept, mtp_checkpoint=mtp_kept, kv_cache=kv_cache,
+                               static_fp8_activations=static)
 
 
 #: Where the multi-token-prediction layers of a hybrid (Qwen3-Next, Qwen3.5) live: their own

@@ -1,7 +1,8 @@
 """A checkpoint's weight and KV-cache formats: :func:`checkpoint_formats` reads a
 ``quantization_config`` (or the ``hf_quant_config.json`` beside the config) by its
 ``quant_method`` (FP8 here; AWQ / GPTQ, compressed-tensors and ModelOpt in their own modules),
-:func:`checkpoint_kv_cache` the KV-cache format it declares, and :func:`_note_unread_side`
+:func:`checkpoint_kv_cache` the KV-cache format it declares, :func:`checkpoint_static_fp8`
+whether its FP8 activation scales are static, and :func:`_note_unread_side`
 notes a side file the config overrides.
 """
 
@@ -155,6 +156,47 @@ def checkpoint_kv_cache(path: Path, quant: Any) -> str:
                            "token than the checkpoint's; set the tier's kv_dtype (fp8 or bf16) "
                            "to choose one"), stacklevel=2)
     return kv
+
+
+def checkpoint_static_fp8(path: Path, quant: Any) -> bool:
+    """True when the checkpoint's per-tensor FP8 layers carry static (calibrated) activation
+    scales, read from the block :func:`checkpoint_kv_cache` reads: ModelOpt's FP8 (its
+    exports calibrate every input scale; also FP8 layers of a ``MIXED_PRECISION`` one), an
+    ``fp8`` block with ``activation_scheme: static``, or a compressed-tensors group of 8-bit
+    float weights whose ``input_activations`` say ``dynamic: false``. Anything else (dynamic
+    scales, block FP8, another format) is False: the engine computes each input's scale at run
+    time, as NVIDIA's per-tensor FP8 GEMM tables time it."""
+    side = None if quant else _side_file(path)
+    if side is not None:
+        quant = _side_quant(side)
+    if not isinstance(quant, dict):
+        return False
+    method = str(quant.get("quant_method") or "").lower()
+    if method == "fp8":
+        return quant.get("activation_scheme") == "static" and not quant.get("weight_block_size")
+    if quant.get("config_groups"):
+        return any(_static_fp8_group(g) for g in _values(quant.get("config_groups")))
+    if method in ("", "modelopt") and quant.get("quant_algo"):
+        layers = _values(quant.get("quantized_layers"))
+        return any(str(spec.get("quant_algo", "")).upper() == "FP8"
+                   for spec in (quant, *layers) if isinstance(spec, dict))
+    return False
+
+
+def _values(block: Any) -> list:
+    """The values of a mapping (``[]`` for anything else)."""
+    return list(block.values()) if isinstance(block, dict) else []
+
+
+def _static_fp8_group(group: Any) -> bool:
+    """A compressed-tensors group of 8-bit float weights with static activation scales."""
+    if not isinstance(group, dict):
+        return False
+    weights, acts = group.get("weights"), group.get("input_activations")
+    if not (isinstance(weights, dict) and isinstance(acts, dict)):
+        return False
+    return (weights.get("type") == "float" and weights.get("num_bits") == 8
+            and acts.get("dynamic") is False and acts.get("strategy", "tensor") == "tensor")
 
 
 def _unmodelled_kv(quant: dict) -> str | None:

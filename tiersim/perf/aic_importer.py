@@ -44,6 +44,7 @@ from tiersim.perf.aic_tables import (
     _table,
     allreduce_latency,
     decode_table,
+    fp8_scale_latency,
     gdn_latency,
     prefill_table,
 )
@@ -177,6 +178,17 @@ class Importer(MoeTables, MlaTables):
             "bf16 elements x 2 bytes",
         )
 
+    def fp8_scale(self, k: int) -> Table | None:
+        """The ``fp8_scale`` table at ``k`` (:func:`fp8_scale_latency`), or ``None`` where the
+        engine's data has no ``compute_scale`` rows."""
+        found = find_sources(self.root, "quantize", self.engine, "computescale_perf.parquet")
+        got = fp8_scale_latency(self._frame(found[0]), k) if found else None
+        if got is None:
+            return None
+        m, lat, kernel, note = got
+        return _table("fp8_scale", None, {"k": k}, {"m": m}, lat, found[0], self.aic, kernel,
+                      "dynamic less static per-tensor FP8 quantisation of the input; " + note)
+
     def provenance(self, notes: str) -> dict[str, str]:
         """Profile-level provenance for tables read by this importer."""
         version = self.versions.get("gemm") or next(iter(self.versions.values()), "")
@@ -243,4 +255,6 @@ def _import_one(imp: Importer, op, dtype, key, model, tp):
         return imp.allreduce(key["tp"])
     if op in GDN_KERNELS:
         return imp.gdn(op, key)
+    if op == "fp8_scale":
+        return imp.fp8_scale(key["k"])
     raise ValueError(f"unknown op {op!r}")

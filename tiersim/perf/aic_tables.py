@@ -26,6 +26,7 @@ from tiersim.perf.aic_formats import (
     SGLANG_DENSE_PREFILL_MAX,
 )
 from tiersim.perf.profile import Table, log_blend, log_corners
+from tiersim.perf.profile_json import MIN_SECONDS
 
 
 class GemmGrid:
@@ -360,6 +361,30 @@ def allreduce_latency(df, tp: int):
         series.to_numpy() / 1e3,
         str(rows["kernel_source"].iloc[0]),
     )
+
+
+def fp8_scale_latency(df, k: int):
+    """``(m, seconds, kernel, note)`` of NVIDIA's ``compute_scale`` rows (the time dynamic
+    per-tensor FP8 quantisation of an ``m x k`` input takes beyond static quantisation) at
+    ``k``, linear in ``k`` between the two measured widths around it (the nearest one outside
+    the measured range), a measured zero read as the least time a profile holds; ``None``
+    where the data has no rows or no difference anywhere."""
+    rows = df[df["op_name"] == "compute_scale"] if "op_name" in df else df
+    if rows.empty or not (rows["latency"] > 0).any():  # SGLang's: no difference at all
+        return None
+    by = rows.groupby(["k", "m"])["latency"].median().unstack("m").sort_index()
+    by = by.interpolate(axis=1, limit_direction="both")
+    widths = by.index.to_numpy(np.float64)
+    m = by.columns.to_numpy(np.float64)
+    grid = by.to_numpy(np.float64)
+    at = np.array([np.interp(float(k), widths, grid[:, j]) for j in range(m.size)])
+    kernel = str(rows["kernel_source"].iloc[0]) if "kernel_source" in rows else ""
+    if float(k) in widths:
+        note = f"k {k} as measured"
+    else:
+        near = widths[np.searchsorted(widths, k).clip(1, widths.size - 1) - 1:][:2]
+        note = f"k {k} linear between measured k {int(near[0])} and {int(near[-1])}"
+    return m, np.maximum(at * 1e-3, MIN_SECONDS), kernel, note
 
 
 def _table(op, dtype, key, axes, latency, source: Source, aic: str, kernel: str, notes: str = ""):

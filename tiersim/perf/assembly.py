@@ -57,7 +57,7 @@ import numpy as np
 
 from tiersim.hardware.arch import ModelArch
 from tiersim.hardware.models import get_model
-from tiersim.hardware.precisions import Precision, weight_formats
+from tiersim.hardware.precisions import CHECKPOINT, Precision, weight_formats
 from tiersim.perf.base import StepShape
 from tiersim.perf.memory import check_moe_backend, heads_per_gpu, moe_split
 
@@ -205,6 +205,10 @@ class AssembledStepModel:
         self.ops = ops
         self.source = source
         self.moe_backend = check_moe_backend(self.model, self.formats, moe_backend, tp, dp, ep)
+        # static FP8 input scales: the checkpoint's own, served in its formats
+        self._static_scale = (self.model.static_fp8_activations
+                              and self.precision.name == CHECKPOINT
+                              and getattr(ops, "reads_static_scale", False))
         self._init_shapes()
         self._linear_table = np.zeros(0)
         self._decode_cache: dict[int, float] = {}
@@ -251,8 +255,15 @@ class AssembledStepModel:
         attention ops time the whole block, projections included, as NVIDIA's modules do)."""
         if self.model.is_mla:
             return np.zeros_like(np.asarray(tokens, dtype=np.float64))
-        ops, fmt = self.ops, self._fmt("attention")
-        return ops.gemm(tokens, *self._qkv, fmt) + ops.gemm(tokens, *self._o, fmt)
+        return self._gemm(tokens, self._qkv, "attention") + self._gemm(tokens, self._o, "attention")
+
+    def _gemm(self, tokens: np.ndarray, shape: tuple[int, int], group: str) -> np.ndarray:
+        """One GEMM of parameter ``group``'s format at ``shape`` (``n, k``) for ``tokens``; a
+        checkpoint with static FP8 input scales reads its per-tensor FP8 GEMMs without the
+        scale computation the tables time (``ProfileOps.gemm``'s ``static_scale``)."""
+        if self._static_scale:
+            return self.ops.gemm(tokens, *shape, self._fmt(group), static_scale=True)
+        return self.ops.gemm(tokens, *shape, self._fmt(group))
 
     def _gdn_linear(self, tokens: np.ndarray) -> np.ndarray:
         """One gated delta-net layer's projections for ``tokens``."""
@@ -274,8 +285,7 @@ class AssembledStepModel:
         return m.linear_layers * float(self.ops.gdn_prefill(np.array([float(new)]))[0])
 
     def _dense_mlp(self, tokens: np.ndarray) -> np.ndarray:
-        fmt = self._fmt("mlp")
-        return self.ops.gemm(tokens, *self._gate_up, fmt) + self.ops.gemm(tokens, *self._down, fmt)
+        return self._gemm(tokens, self._gate_up, "mlp") + self._gemm(tokens, self._down, "mlp")
 
     def _moe_layer(self, tokens: np.ndarray) -> np.ndarray:
         """Router, routed experts (over the tokens of all DP ranks) and shared experts.
@@ -290,9 +300,8 @@ class AssembledStepModel:
         router = ops.gemm(tokens, *self._router, "bf16")  # read first: an import records
         t = router + self._routed_experts(tokens * self.dp, step_tokens=tokens)  # reads in order
         if self.model.shared_intermediate:
-            fmt = self._fmt("shared_experts")
-            t = t + ops.gemm(tokens, *self._shared_gate_up, fmt)
-            t = t + ops.gemm(tokens, *self._shared_down, fmt)
+            t = t + self._gemm(tokens, self._shared_gate_up, "shared_experts")
+            t = t + self._gemm(tokens, self._shared_down, "shared_experts")
         return t
 
     def _routed_experts(self, tokens: np.ndarray,

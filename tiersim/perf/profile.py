@@ -171,6 +171,9 @@ class ProfileOps:
     ``roofline``.
     """
 
+    #: :meth:`gemm` takes ``static_scale`` (the step assembly asks before passing it).
+    reads_static_scale = True
+
     def __init__(
         self, profile, model, precision, gpu, tp: int = 1, kv_dtype: str = "bf16", fallback=None,
         dp: int = 1, ep: int = 1,
@@ -513,11 +516,47 @@ class ProfileOps:
             self.__dict__["_attn_key_cached"] = key
         return key
 
-    def gemm(self, m, n: int, k: int, precision=None, *, tokens=None) -> np.ndarray:
+    def gemm(self, m, n: int, k: int, precision=None, *, tokens=None,
+             static_scale: bool = False) -> np.ndarray:
         """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's) in a step
         of ``tokens`` batched tokens (default ``m``), which decide whether the step replays a
-        CUDA graph (:meth:`_step_gemm`)."""
+        CUDA graph (:meth:`_step_gemm`). ``static_scale``: the checkpoint's input scale is
+        static, so a per-tensor FP8 GEMM skips computing it (:meth:`_less_scale`)."""
         dtype = _dtype_name(precision) if precision is not None else self.precision
+        value = self._gemm(m, n, k, precision, dtype, tokens)
+        if static_scale and dtype == "fp8":
+            return self._less_scale(value, m, n, k)
+        return value
+
+    def _less_scale(self, value, m, n: int, k: int) -> np.ndarray:
+        """``value`` (a per-tensor FP8 GEMM as its table times it, its input's scale computed at
+        run time) less the profile's ``fp8_scale`` time at ``m x k``, never below the GEMM's
+        roofline; ``value`` itself where the profile has no such table."""
+        table = self._scale_table(int(k))
+        if table is None:
+            return value
+        less = np.asarray(value, np.float64) - np.asarray(table.lookup(m), np.float64)
+        roof = 0.0 if self.fallback is None else self.fallback.gemm(m, n, k, "fp8")
+        return np.maximum(roof, less)
+
+    def _scale_table(self, k: int) -> Table | None:
+        """The ``fp8_scale`` table at ``k``, else the one of the nearest ``k`` (the time is a
+        pass over the input, nearly flat at decode sizes), recorded with its source; ``None``
+        where the profile has none (nothing is taken off, and nothing recorded)."""
+        cache_key = ("fp8_scale", None, (("k", k),))
+        if cache_key not in self._cache:
+            tables = [t for t in self.profile.tables if t.op == "fp8_scale"]
+            table = min(tables, key=lambda t: abs(math.log(t.key["k"] / k)), default=None)
+            self._cache[cache_key] = table
+            if table is not None:
+                label = self.profile.source_label(table)
+                if table.key["k"] != k:
+                    label = f"anchored:{label} (nearest k {table.key['k']})"
+                self._sources[table_name("fp8_scale", None, {"k": k})] = label
+        return self._cache[cache_key]
+
+    def _gemm(self, m, n: int, k: int, precision, dtype: str, tokens) -> np.ndarray:
+        """:meth:`gemm` as its table times it (dynamic input scales)."""
         table = self._table("gemm", dtype, {"n": int(n), "k": int(k)})
         if table is None:
             return self.fallback.gemm(m, n, k, precision if precision is not None else dtype)

@@ -4,11 +4,24 @@
 A profile is a JSON file (schema ``tiersim.profile/1``, pinned in ``docs/CONTRACTS.md``) holding,
 for one GPU, tables of per-layer operator latencies at a model's shapes: dense GEMMs vs token
 count, MoE layers vs tokens, prefill attention vs new tokens x cached context, decode attention vs
-batch x context per sequence, all-reduce vs bytes, and a fixed per-iteration overhead. Each table
+batch x context per sequence, all-reduce vs bytes, the time a per-tensor FP8 GEMM spends
+computing its input's scale (``fp8_scale`` vs token count, keyed by ``k``; below), and a fixed
+per-iteration overhead. Each table
 says where its numbers come from (``source``: ``harness``, ``public`` or ``roofline``).
 ``overhead_s`` may carry an optional ``per_layer_s`` besides ``value`` (an addition to the
 contract's schema; absent means 0): the per-iteration overhead is ``value + per_layer_s x layers``,
 so one profile can serve models of different depth (the small per-layer kernels no table covers).
+
+Static FP8 activation scales (an addition to the contract's schema; absent means none)
+---------------------------------------------------------------------------------------
+NVIDIA's per-tensor FP8 GEMM tables time each GEMM with its input quantised dynamically (the
+input's scale computed, then applied). A checkpoint with calibrated (static) input scales skips
+the first step. An ``fp8_scale`` table holds that step's time for an ``m x k`` input, NVIDIA's
+``compute_scale`` measurement (dynamic less static quantisation); a static checkpoint's
+per-tensor FP8 GEMMs are read as the GEMM table less it, never below the roofline, as
+aiconfigurator reads its ``fp8_static`` mode (which also takes off the static quantisation of
+inputs it assumes arrive in FP8 from a fused kernel; tiersim does not, as which kernels an
+engine fuses is not in the data).
 
 Tables are read by the rule of :mod:`tiersim.perf.profile_interp`; files are read, checked
 and written by :mod:`tiersim.perf.profile_json`.
@@ -52,6 +65,7 @@ OP_AXES: dict[str, tuple[str, ...]] = {
     "allreduce": ("bytes",),
     "gdn_decode": ("seqs",),
     "gdn_prefill": ("tokens",),
+    "fp8_scale": ("m",),
 }
 #: Key fields each operator's table must carry.
 OP_KEYS: dict[str, tuple[str, ...]] = {
@@ -62,6 +76,7 @@ OP_KEYS: dict[str, tuple[str, ...]] = {
     "allreduce": ("tp",),
     "gdn_decode": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
     "gdn_prefill": ("hidden", "k_heads", "v_heads", "k_dim", "v_dim"),
+    "fp8_scale": ("k",),
 }
 #: Key fields an MLA module's attention table carries besides :data:`OP_KEYS`: the shapes its
 #: projections and kernel run at (its ``head_dim`` is the cached latent, ``kv_lora_rank +
@@ -105,11 +120,12 @@ OP_DTYPE: dict[str, str | None] = {
     "allreduce": None,
     "gdn_decode": None,
     "gdn_prefill": None,
+    "fp8_scale": None,
 }
 #: Operators of one axis (tokens, sequences, bytes) an engine may pad to a larger measured size:
 #: read non-decreasing over it (:func:`monotone`). Two-axis tables are read non-decreasing along
 #: both (:func:`monotone_grid`): more new tokens, cached context or sequences are never faster.
-PADDED_OPS = frozenset({"gemm", "moe", "allreduce", "gdn_decode", "gdn_prefill"})
+PADDED_OPS = frozenset({"gemm", "moe", "allreduce", "gdn_decode", "gdn_prefill", "fp8_scale"})
 SOURCES = ("harness", "public", "roofline")
 _OPTIONAL_TABLE_FIELDS = ("kernel", "origin", "engine_version", "notes", "timing")
 #: Tables NVIDIA's data measures through another format's rows, by (op, format): the rows the
