@@ -42,6 +42,7 @@ from tiersim.results import (
     PlanResult,
     RunResult,
     accuracy_name,
+    accuracy_words,
     as_given,
     basis_words,
     by_planned_tier,
@@ -505,14 +506,43 @@ def closed_form_note(run: RunResult) -> str:
         return f"<h3>Against the closed form</h3><p>{page_text(note)}</p>"
     if d_star is None or s is None:
         return ""
-    rows = [["closed form dC* (USD)", d_star],
+    rows = [["closed form dC* (USD)", d_star, closed_form_source(run, params)],
             [f"this run's saving vs a static split ({s.method}, USD)",
              s.vs_static_split_usd if s.comparable else f"not comparable: this fleet misses "
-             f"{run.missed_words()}"],
+             f"{run.missed_words()}", "this run's cost against the static split of its "
+             f"{'sized' if not s.estimated else 'estimated'} uniform fleets, over the trace"],
             ["two-type parameters p / eps / delta",
-             " / ".join(analytic_number(params.get(k)) for k in ("p", "eps", "delta"))]]
-    return ("<h3>Against the closed form</h3>" + table(["item", "value"], rows)
+             " / ".join(analytic_number(params.get(k)) for k in ("p", "eps", "delta")),
+             two_type_source(run, params)]]
+    return ("<h3>Against the closed form</h3>" + table(["item", "value", "source"], rows)
             + f"<p>{page_text(CLOSED_FORM_NOTE)}</p>")
+
+
+def closed_form_source(run: RunResult, params: dict) -> str:
+    """Where dC* comes from: the closed form of the p / eps / delta beside it and the prices
+    ``summary.analytic_summary`` gives it, c0 and dc with their figures (the uniform fleets'
+    costs; under provisioned cost dc is the top fleet's USD/hour over the cheap one's, on the
+    cheap fleet's duration), so the row can be recomputed from the page."""
+    cheap, top, s = params.get("cheap"), params.get("top"), run.savings
+    fleets = "estimated from this run's per-token cost" if s.estimated else "sized by simulation"
+    dc = (f"all {top}'s USD/hour over all {cheap}'s, on all {cheap}'s duration"
+          if s.cost_model == "provisioned" and not s.estimated
+          else f"all {top}'s cost less all {cheap}'s")
+    return (f"two-type closed form of p / eps / delta below and the uniform fleets "
+            f"{fleets} ({s.cost_model}): c0 {analytic_number(params.get('c0_usd'))} USD "
+            f"(all {cheap}), dc {analytic_number(params.get('dc_usd'))} USD ({dc})")
+
+
+def two_type_source(run: RunResult, params: dict) -> str:
+    """Where p, eps and delta come from: estimated from every request's correctness on the
+    two compared tiers, as ``summary.analytic_summary`` estimates them, on the accuracy's
+    source of those tiers (labels, the scenario's table or the precision prior)."""
+    pair = [params.get("cheap"), params.get("top")]
+    found = {t.name: t.accuracy_source for t in run.tiers
+             if t.name in pair and t.accuracy_source}
+    source = " + ".join(accuracy_words(found)) if found else run.sources.accuracy
+    return (f"estimated from this run's requests' correctness on {pair[0]} and {pair[1]} "
+            f"({source})")
 
 
 SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_s", "tpot_p99_s",

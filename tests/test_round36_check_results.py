@@ -1,0 +1,61 @@
+"""Round 36, helper check-results: every figure of the report's closed-form table says where it
+comes from, with the prices that let a reader recompute dC* from the page.
+
+Before, the table read "closed form dC* (USD) | 0.00884" and "two-type parameters p / eps /
+delta | 0.7378 / 0.02 / 0.2" with no source: nothing said that p, eps and delta are estimated
+from the run's per-request correctness (on the scenario's table, a prior or labels), nor which
+costs dC* scales (under provisioned cost dc is the top uniform fleet's USD/hour over the cheap
+one's on the cheap fleet's duration, so the analytic curve's all-top end sits left of the
+uniform top fleet's own cost in the same frontier figure).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def closed_form_rows(page: str) -> dict[str, list[str]]:
+    """The report's "Against the closed form" table: item -> its other cells."""
+    part = page[page.index("<h3>Against the closed form</h3>"):]
+    part = part[:part.index("</table>")]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", part):
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                 for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_closed_form_table_says_where_each_figure_comes_from(tmp_path, capsys):
+    """tiny.yaml with w4a16 at 3.0 USD per GPU-hour (bf16 3.5, both 1 x 1 GPU, provisioned):
+    c0 is the uniform w4a16 fleet's cost, dc = c0 x (3.5 / 3.0 - 1) (the closed form of the
+    two rates), and dC* = p (1 - p)(delta - eps) / (p eps + (1 - p) delta) x dc from the
+    figures the page shows; each row names its source."""
+    doc = tiny_doc()
+    doc["tiers"][0]["cost_per_gpu_hour"] = 3.0
+    out = tmp_path / "o"
+    capsys.readouterr()
+    assert main(["run", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rows = closed_form_rows((out / "report.html").read_text())
+    assert rows["item"] == ["value", "source"]
+    c0 = summary["savings"]["uniform"]["w4a16"]["cost_usd"]
+    dc = c0 * (3.5 / 3.0 - 1.0)
+    assert rows["closed form dC* (USD)"][1] == (
+        "two-type closed form of p / eps / delta below and the uniform fleets sized by "
+        f"simulation (provisioned): c0 {c0:.4g} USD (all w4a16), dc {dc:.4g} USD (all bf16's "
+        "USD/hour over all w4a16's, on all w4a16's duration)")
+    assert rows["two-type parameters p / eps / delta"][1] == (
+        "estimated from this run's requests' correctness on w4a16 and bf16 (prior)")
+    assert rows["this run's saving vs a static split (simulated, USD)"][1] == (
+        "this run's cost against the static split of its sized uniform fleets, over the trace")
+    p, eps, delta = map(float, rows["two-type parameters p / eps / delta"][0].split(" / "))
+    shown = float(rows["closed form dC* (USD)"][0])
+    closed = p * (1 - p) * (delta - eps) / (p * eps + (1 - p) * delta) * dc
+    assert abs(shown - closed) <= 0.005 * closed  # the page's 3 figures of 4-figure inputs
