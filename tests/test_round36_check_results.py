@@ -59,3 +59,30 @@ def test_the_closed_form_table_says_where_each_figure_comes_from(tmp_path, capsy
     shown = float(rows["closed form dC* (USD)"][0])
     closed = p * (1 - p) * (delta - eps) / (p * eps + (1 - p) * delta) * dc
     assert abs(shown - closed) <= 0.005 * closed  # the page's 3 figures of 4-figure inputs
+
+
+def test_a_baseline_tiers_accuracy_says_it_is_the_prior(tmp_path, capsys, monkeypatch):
+    """A baseline-only tier with no accuracy table reads the precision prior, while the routed
+    tiers read the scenario's table; the console's uniform fleets table printed its accuracy
+    (93.36 %, the baseline of the saving on conv_plan's trace) beside theirs under one source,
+    the headline's "scenario". Now summary.json gives each sized fleet's accuracy_source and
+    the table's title says which fleet reads which. W4A16's prior is qllm-eval's W4 ratio
+    (0.9827) of the 0.95 the prior gives BF16: 0.933565 on every request."""
+    monkeypatch.setenv("COLUMNS", "400")
+    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}},
+                   baselines=[{"name": "w4only", "precision": "w4a16", "replicas": 1,
+                               "cost_per_gpu_hour": 3.5}])
+    doc["tiers"][0]["accuracy"] = {"easy": 0.99, "hard": 0.6}
+    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    out = tmp_path / "o"
+    capsys.readouterr()
+    assert main(["run", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    uniform = json.loads((out / "summary.json").read_text())["savings"]["uniform"]
+    assert {name: u["accuracy_source"] for name, u in uniform.items()} == {
+        "w4a16": "scenario", "bf16": "scenario", "w4only": "prior"}
+    assert abs(uniform["w4only"]["accuracy"] - 0.95 * 0.9827) < 1e-9
+    assert "; accuracy from w4a16, bf16: scenario; w4only: prior)" in printed
+    page = (out / "report.html").read_text()
+    assert ("<td>accuracy of the uniform fleets</td><td>bf16, w4a16: scenario; w4only: "
+            "prior</td>") in page

@@ -133,9 +133,9 @@ def test_a_uniform_fleet_dropping_requests_at_any_size_is_infeasible_not_a_size(
     fp8 = run.savings.to_json()["uniform"]["fp8"]
     reason = ("drops 123 requests longer (prompt + output) than fp8's max_model_len 1,500 at "
               "any size")
-    assert fp8 == {"accuracy": pytest.approx(fp8["accuracy"]), "cost_usd": None,
-                   "gpus_per_replica": None, "infeasible": reason, "replicas": None,
-                   "slo_met": False}
+    assert fp8 == {"accuracy": pytest.approx(fp8["accuracy"]), "accuracy_source": "prior",
+                   "cost_usd": None, "gpus_per_replica": None, "infeasible": reason,
+                   "replicas": None, "slo_met": False}
     assert "infeasible" not in run.savings.to_json()["uniform"]["bf16"]
     console = Console(width=200, record=True)
     console.print(baseline_table(run))

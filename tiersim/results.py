@@ -339,6 +339,26 @@ class RunResult:
         zeros = "" if self.accuracy_floor is not None else "#"  # a given floor as given
         return f"floor {f'{100 * floor:{zeros}.{n}g}'.removesuffix('.')} %: {where}"
 
+    def uniform_accuracy_words(self) -> str | None:
+        """Where the uniform fleets' accuracies come from: "accuracy from scenario", or per
+        source where their tiers differ ("accuracy from fp8, bf16: scenario; w4_only: prior":
+        a baseline-only tier with no accuracy table reads the precision prior); None where a
+        fleet's source is not known (an estimate, or a summary written before it was kept: a
+        baseline-only tier's would be left out)."""
+        if self.savings is None or self.savings.estimated or not self.savings.uniform:
+            return None
+        routed = {t.name: t.accuracy_source for t in self.tiers}
+        found = {}
+        for u in self.savings.uniform:
+            source = u.accuracy_source or routed.get(u.tier)
+            if not source:
+                return None
+            found.setdefault(source, []).append(u.tier)
+        if len(found) == 1:
+            return f"accuracy from {next(iter(found))}"
+        return "accuracy from " + "; ".join(f"{', '.join(names)}: {source}"
+                                            for source, names in found.items())
+
     @classmethod
     def read(cls, path: str | Path) -> RunResult:
         """Read ``summary.json`` from ``path``."""

@@ -29,7 +29,10 @@ class UniformBaseline:
     no size of the fleet meets the SLOs (absent from the JSON when one does);
     ``cost_per_hour_usd``: the sized fleet's provisioned rate, replicas x GPUs x USD per
     GPU-hour, what a saving per hour compares (absent from the JSON where there is none: an
-    estimate, no size met the SLOs, or a summary written before it).
+    estimate, no size met the SLOs, or a summary written before it). ``accuracy_source``:
+    where the tier's correctness comes from (``labels``, ``scenario``, ``prior``), as
+    ``tiers.<name>.accuracy_source`` gives a routed tier's: a baseline-only tier's is in no
+    other field (absent from the JSON for an estimate, or a summary written before it).
     """
 
     tier: str
@@ -41,12 +44,13 @@ class UniformBaseline:
     prefill_replicas: int | None = None
     infeasible: str | None = None
     cost_per_hour_usd: float | None = None
+    accuracy_source: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
-        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd"):
+        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source"):
             if out[key] is None:
                 out.pop(key)
         return out

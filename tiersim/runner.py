@@ -198,7 +198,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                              saved, analytic, end_s, trace_acceptance(df))
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
                                                                           run.cost_usd),
-                              savings=_with_slo_check(saved, scenario, run),
+                              savings=_with_slo_check(run.savings, scenario, run),
                               trace=trace_read(loaded.origin))
     if cache is not None and saving_shown:
         run = dataclasses.replace(run, response_cache=_cache_effect(

@@ -639,5 +639,17 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
         slo_attainment=stats.slo_attainment, tiers=tiers, router=router,
         sources=sources(scenario, fleet, tiers, accuracy_source, trace_acceptance),
         profile=profile_used(scenario, fleet),
-        savings=savings, analytic=analytic or {},
+        savings=with_accuracy_sources(savings, accuracy_source), analytic=analytic or {},
     )
+
+
+def with_accuracy_sources(savings: SavingsResult | None,
+                          accuracy_source: dict[str, str]) -> SavingsResult | None:
+    """A simulated saving's uniform fleets, each with its tier's accuracy source (a
+    baseline-only tier's is given nowhere else: its accuracy printed beside the routed tiers'
+    read as theirs); an estimate's are left out (its fleets are the routed tiers)."""
+    if savings is None or savings.estimated:
+        return savings
+    return dataclasses.replace(savings, uniform=tuple(
+        dataclasses.replace(u, accuracy_source=accuracy_source.get(u.tier))
+        for u in savings.uniform))

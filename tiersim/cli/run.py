@@ -354,8 +354,10 @@ def baseline_table(r: RunResult):
     from tiersim.results import fleet_size
 
     saving = r.savings
+    said = r.uniform_accuracy_words()
     table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model}; "
-                        f"{r.floor_words()})", title_justify="left", caption_justify="left",
+                        f"{r.floor_words()}{'' if said is None else f'; {said}'})",
+                  title_justify="left", caption_justify="left",
                   caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
                                      for b in saving.uniform if b.infeasible) or None)
     rows = [("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,

@@ -431,6 +431,8 @@ def savings_section(run: RunResult) -> str:
     summary = table(["item", "value"], [
         ["cost model", s.cost_model], ["method", s.method],
         ["accuracy floor", run.floor_words()],
+        *([["accuracy of the uniform fleets", said.removeprefix("accuracy from ")]]
+          if (said := run.uniform_accuracy_words()) else []),
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
         [f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}",
          no_baseline if no_baseline is not None else
