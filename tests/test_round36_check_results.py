@@ -86,3 +86,36 @@ def test_a_baseline_tiers_accuracy_says_it_is_the_prior(tmp_path, capsys, monkey
     page = (out / "report.html").read_text()
     assert ("<td>accuracy of the uniform fleets</td><td>bf16, w4a16: scenario; w4only: "
             "prior</td>") in page
+
+
+def test_a_plans_baseline_fleet_says_its_accuracy_is_the_prior(tmp_path, capsys, monkeypatch):
+    """The same scenario through `tiersim plan`: "uniform w4only (1 x 1 GPU): ..., cost ...
+    USD" gave the prior's 93.36 % (0.95 x 0.9827) beside the plan's "source: scenario" with
+    nothing saying it is no scenario figure. plan.json's uniform entries now carry their
+    accuracy_source, and the console line and the report's "Other designs" cell of a fleet
+    whose source is not the plan's end "; accuracy from prior"."""
+    monkeypatch.setenv("COLUMNS", "400")
+    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}},
+                   baselines=[{"name": "w4only", "precision": "w4a16", "replicas": 1,
+                               "cost_per_gpu_hour": 3.5}])
+    doc["tiers"][0]["accuracy"] = {"easy": 0.99, "hard": 0.6}
+    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    out = tmp_path / "p"
+    capsys.readouterr()
+    assert main(["plan", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out),
+                 "--max-replicas", "1", "--gpus-per-replica", "1"]) == 0
+    printed = capsys.readouterr().out
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["plan"]["accuracy_sources"]["source"] == "scenario"
+    sources = {u["design"]: u["accuracy_source"] for u in plan["uniform"]}
+    assert sources == {"w4a16": "scenario", "bf16": "scenario", "w4only": "prior"}
+    accuracy = {u["design"]: u["accuracy"] for u in plan["uniform"]}
+    assert abs(accuracy["w4only"] - 0.95 * 0.9827) < 1e-9
+    lines = {line.split(" (")[0].strip(): line for line in printed.splitlines()
+             if line.startswith("  uniform ")}
+    assert lines["uniform w4only"].endswith("; accuracy from prior")
+    assert "accuracy from" not in lines["uniform bf16"] + lines["uniform w4a16"]
+    page = (out / "report.html").read_text()
+    other = page[page.index("<h3>Other designs</h3>"):]
+    row = re.search(r"<tr><td>w4only</td>.*?</tr>", other).group(0)
+    assert row.endswith("; accuracy from prior</td></tr>")

@@ -81,6 +81,7 @@ from tiersim.results_plan import (  # noqa: F401 - re-exported
     by_planned_tier,
     design_verdict,
     in_margin_order,
+    source_words,
 )
 from tiersim.results_read import (  # noqa: F401 - re-exported
     ANALYTIC_PARTS,

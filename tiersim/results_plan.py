@@ -48,6 +48,16 @@ def design_verdict(design: dict[str, Any]) -> str | None:
     return "meets every constraint" if design.get("feasible", True) else None
 
 
+def source_words(design: dict[str, Any], said: str | None) -> str:
+    """Where a sized uniform fleet's accuracy comes from (its ``accuracy_source``), where it
+    is not where the plan's does (``said``, the plan's ``accuracy_sources.source``): "; accuracy
+    from prior" for a baseline-only tier with no accuracy table beside tiers reading the
+    scenario's; nothing where they agree or it is not known. ``tiersim plan``'s uniform lines
+    and the report's "Other designs" table both add it."""
+    source = design.get("accuracy_source")
+    return "" if source is None or source == said else f"; accuracy from {source}"
+
+
 @dataclass(frozen=True)
 class PlanResult:
     """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the

@@ -28,6 +28,7 @@ from tiersim.results import (
     in_margin_order,
     over_digits,
     percent_as_given,
+    source_words,
     within_limit,
 )
 
@@ -296,7 +297,8 @@ def format_plan(result: PlanResult) -> str:
     lines += _tiers_over_slo(chosen, result.constraints)
     for other in result.runners_up:
         lines.append(_runner_up_line(other))
-    lines += [_uniform_line(other) for other in result.uniform]
+    said = (chosen.get("accuracy_sources") or {}).get("source")
+    lines += [_uniform_line(other) + source_words(other, said) for other in result.uniform]
     for split in result.splits:
         from tiersim.metrics import SCORE_WORDS, score_text
 

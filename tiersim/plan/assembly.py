@@ -56,7 +56,7 @@ class PlanAssembly:
             scenario=self.scenario.name, constraints=self.c.as_dict(),
             plan=self._plan_dict(best, uniform) if best else None,
             runners_up=tuple(self._runner_up(r, best) for r in self._in_plan_order(others)),
-            uniform=tuple(self._runner_up(r, best) for r in uniform),
+            uniform=tuple(self._sourced(self._runner_up(r, best), r) for r in uniform),
             reason=None if best else "; ".join(f"{r.design.label}: {r.missed}" for r in results),
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
@@ -134,6 +134,13 @@ class PlanAssembly:
                          "verdict": f"misses: {missed}" if missed else
                          "still meets every constraint (latency was not monotone here)"}
         return out
+
+    def _sourced(self, out: dict[str, Any], r: DesignResult) -> dict[str, Any]:
+        """A uniform fleet's entry with where its accuracy comes from (``accuracy_source``, as
+        the plan's ``accuracy_sources.source``): a baseline-only tier with no accuracy table
+        reads the precision prior beside tiers reading the scenario's table."""
+        sources = getattr(self.evaluator, "accuracy_sources", None)  # None: a fake evaluator
+        return out if sources is None else {**out, "accuracy_source": sources(r.design)["source"]}
 
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
         """A design beside the plan: what it missed, the rule that kept the plan at a tie on

@@ -51,6 +51,7 @@ from tiersim.results import (
     in_margin_order,
     saving_without_share,
     share_text,
+    source_words,
     split_words,
 )
 
@@ -624,8 +625,10 @@ def plan_section(plan: PlanResult) -> str:
                for name, m in in_margin_order(chosen.get("margins") or {})]
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
-    others = [[o.get("design"), sized_words(o), o.get("cost_usd"), design_verdict(o)]
-              for o in (*plan.runners_up, *plan.uniform)]
+    said = (chosen.get("accuracy_sources") or {}).get("source")
+    others = [[o.get("design"), sized_words(o), o.get("cost_usd"),
+               (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
+               else design_verdict(o)] for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>"
             + table(["item", "value"], rows)
