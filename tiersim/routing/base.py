@@ -116,8 +116,9 @@ class Router:
 
     def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
         """Train what the policy needs (the classifier) on labelled ``train_df``; without one,
-        :meth:`assign` trains on the table it routes."""
-        if not self.needs_classifier or train_df is None:
+        :meth:`assign` trains on the table it routes; with an empty one (a response cache
+        answered every request), none is trained: there is nothing to route."""
+        if not self.needs_classifier or train_df is None or not len(train_df):
             return
         from tiersim.routing.classifier import train_classifier
 
@@ -135,8 +136,13 @@ class Router:
 
         A classifier policy built without a training table trains here on ``df`` itself
         (``classifier.train_fraction`` of it; the rest is its held-out report). The result
-        carries the basis its accuracy is to be scored on (see the module docstring).
+        carries the basis its accuracy is to be scored on (see the module docstring). An
+        empty ``df`` (a response cache answered every request) is routed by every policy
+        alike: to no tier, with no classifier trained on it.
         """
+        if not len(df):
+            basis = "realised" if self.scores_realised() else "expected"
+            return dataclasses.replace(_single(np.zeros(0, dtype=np.int64)), basis=basis)
         if self.needs_classifier and self.classifier is None:
             self.fit(df, rng)
         chosen = self.choose(df, rng)
