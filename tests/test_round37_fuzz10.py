@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_hostile_inputs import run_cli, tiny_with
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 EVERY_REQUEST_CACHED = ("router:\n  policy: static_split\n  fractions: [0.5, 0.5]\n",
                         "router:\n  policy: {policy}\n  response_cache: {{mode: top_n, size: 1, "
@@ -39,3 +39,42 @@ def test_a_classifier_router_behind_a_cache_that_answers_everything_runs(tmp_pat
     assert summary["response_cache"]["hits"] == summary["response_cache"]["requests"] == 317
     assert summary["completed"] == summary["dropped"] == 0
     assert summary["router"]["policy"] == policy
+
+
+LINES_ABOVE_HEADERS = {
+    "a title": ("Azure LLM inference trace 2023\n", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                "2023-11-16 18:00:00,10,10\n2023-11-16 18:00:01,10,10\n", "azure",
+                "TIMESTAMP, ContextTokens, GeneratedTokens"),
+    "a // comment": ("// exported by a tool\n", "arrival_s,input_tokens,output_tokens\n0,10,10\n",
+                     "canonical", "arrival_s, input_tokens, output_tokens"),
+    "a title with a comma": ("trace export, 2023\n", "Timestamp,Request tokens,Response tokens\n"
+                             "0,10,10\n", "burstgpt", "Timestamp, Request tokens, Response tokens"),
+    "a spreadsheet's empty row": (",,\n", "timestamp,input_length,output_length\n0,10,10\n",
+                                  "mooncake", "timestamp, input_length, output_length"),
+}
+"""A line above a trace's header: (the line, the trace from its header on, its format, the
+columns the error names)."""
+
+
+@pytest.mark.parametrize(("above", "rest", "fmt", "columns"), LINES_ABOVE_HEADERS.values(),
+                         ids=LINES_ABOVE_HEADERS)
+def test_a_line_above_a_csv_header_is_named_with_the_fix(tmp_path, capsys, above, rest, fmt,
+                                                         columns):
+    """A CSV trace with a title or note above its header (not a ``#`` comment, which round 35
+    named) read "row 1: has 3 fields where the header has 1 (file line 2); fix the separators
+    or quoting", or for an empty spreadsheet row "not a trace: none of its 3 column name(s) is a
+    trace column": pandas took the first line for the header, so the fix given was not the
+    file's. The first line is not echoed (it may be anything); the header's line and format
+    are named, and the trace reads once the line is gone."""
+    path = tmp_path / "t.csv"
+    path.write_text(above + rest)
+    want = (f"Error: {path}: its first line is not the header: it names no trace column, and "
+            f"file line 2 holds the {fmt} format's columns ({columns}); remove the line, so "
+            "that the header comes first (file line 1)")
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", path)) == want
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(tiny_with(("path: azure2023_code.parquet", f"path: {path}"),
+                                  ("window: [240, 360]", "window: null")))
+    assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == want
+    path.write_text(rest)
+    assert run_cli(capsys, "trace", "inspect", path)[0] == 0

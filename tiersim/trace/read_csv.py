@@ -29,6 +29,7 @@ from tiersim.trace.filecheck import (
     open_checked,
     records_with_lines,
 )
+from tiersim.trace.trace_columns import REQUIRED
 
 
 def csv_cells(path: str, rows: list[int], column: str) -> dict[int, str]:
@@ -206,6 +207,7 @@ def _read_csv(p: Path, used=None, nrows: int | None = None) -> pd.DataFrame:
     vouched for every record first (:func:`_read_csv_columns`)."""
     _no_separator_line(p)
     _no_comment_line(p)
+    _no_line_above_header(p)
     with _csv_errors(p):
         df = _parse_csv(p, nrows=nrows, **_csv_options(p, used))
     _no_extra_fields(p, df)
@@ -264,6 +266,7 @@ def csv_chunks(path: str | Path, rows: int = CSV_CHUNK_ROWS, used=None, left_out
     open_checked(p)
     _no_separator_line(p)
     _no_comment_line(p)
+    _no_line_above_header(p)
     given = 0
     cut = _cut(p, left_out)
     if cut is not None:
@@ -391,6 +394,33 @@ def _no_comment_line(p: Path) -> None:
                          f"not the header: it has {fields} where the next line has "
                          f"{len(header)}; remove the line, so that the header comes first (file "
                          "line 1)")
+
+
+def _no_line_above_header(p: Path) -> None:
+    """Refuse a CSV whose first record names no trace column while the record after it holds
+    every column a format requires: a title or note above the header ('Azure LLM inference
+    trace 2023', ``// exported by ...``, a spreadsheet's empty ``,,``) was read as the header,
+    and the header refused as row 1 ('row 1: has 3 fields where the header has 1; fix the
+    separators or quoting', or 'none of its column names is a trace column'), the real header
+    unnamed. The line is not echoed (it may be anything); the header's format and line are
+    named."""
+    try:
+        with long_fields(), open(p, newline="", encoding="utf-8-sig") as handle:
+            records = records_with_lines(handle)
+            (first_line, first), (line, header) = (next(records, (0, [])),
+                                                   next(records, (0, [])))
+    except (OSError, UnicodeError, csv.Error):
+        return  # the read itself names what is wrong
+    above = {name.strip() for name in first}
+    below = {name.strip() for name in header}
+    known = {name for names in REQUIRED.values() for name in names}
+    found = next((fmt for fmt, names in REQUIRED.items() if below.issuperset(names)), None)
+    if found is None or above & known:
+        return
+    raise TraceError(str(p), f"its first line is not the header: it names no trace column, and "
+                     f"file line {line} holds the {found} format's columns "
+                     f"({', '.join(REQUIRED[found])}); remove the line, so that the header "
+                     f"comes first (file line {first_line})")
 
 
 def _parse_csv(p: Path, **options) -> pd.DataFrame:
