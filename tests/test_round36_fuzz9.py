@@ -64,9 +64,8 @@ LONG_VALUES = {
                           "one of attributed, provisioned, fixed_per_request"),
     "sweep --executor": (["sweep", "{s}", "--out", "{o}", "--executor", LONG], "--executor: "
                          f"must be 'local' or 'ray' (got {CUT})"),
-    "trace inspect --format": (["trace", "inspect", "{t}", "--format", LONG], f"{{t}}: unknown "
-                               f"format {CUT}; use one of auto, azure, burstgpt, mooncake, "
-                               "canonical"),
+    "trace inspect --format": (["trace", "inspect", "{t}", "--format", LONG], f"--format {CUT}: "
+                               "choose one of auto, azure, burstgpt, mooncake, canonical"),
     "calibrate --device": (["calibrate", "--device", LONG, "--out", "{p}"], f"--device {CUT}: "
                            "must be cuda or cpu"),
     "calibrate --ops": (["calibrate", "--quick", "--device", "cpu", "--ops", LONG, "--out",

@@ -78,3 +78,21 @@ def test_a_line_above_a_csv_header_is_named_with_the_fix(tmp_path, capsys, above
     assert one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == want
     path.write_text(rest)
     assert run_cli(capsys, "trace", "inspect", path)[0] == 0
+
+
+@pytest.mark.parametrize("trace", ["ok.csv", "missing.csv", "binary.csv"])
+@pytest.mark.parametrize("value", ["CANONICAL", "xml", " auto"])
+def test_a_trace_format_option_no_format_has_is_the_options_fault(tmp_path, capsys, monkeypatch,
+                                                                  trace, value):
+    """``tiersim trace inspect t.csv --format CANONICAL`` read "t.csv: unknown format
+    'CANONICAL'; use one of ...", blaming the trace file for the option's value (round 28 moved
+    --window's such line to the option), and behind a trace that is missing or not a trace
+    the option was never named. It is refused before the file is read, as plan's
+    --cost-model is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ok.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,10\n")
+    (tmp_path / "binary.csv").write_bytes(bytes(range(256)))
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace, "--format", value))
+    assert line == (f"Error: --format {value!r}: choose one of auto, azure, burstgpt, mooncake, "
+                    "canonical")
+    assert run_cli(capsys, "trace", "inspect", "ok.csv", "--format", "canonical")[0] == 0

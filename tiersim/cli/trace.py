@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tiersim.cli.usage import echo, read_flag_number
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import TiersimError, escaped, shown
 from tiersim.paths import resolve_trace_path
 from tiersim.trace.formats import (
     FORMATS,
@@ -27,6 +27,7 @@ from tiersim.trace.formats import (
     token_renames,
 )
 from tiersim.trace.loader import (
+    FORMAT_NAMES,
     TIME_SCALE_RANGE,
     TraceWarning,
     lengths_dropped_note,
@@ -76,7 +77,7 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """``tiersim trace inspect``: print a trace's statistics (:data:`INSPECT_HELP`)."""
-    _check_options(window, time_scale)
+    _check_options(window, time_scale, format)
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
     if as_json:
@@ -88,10 +89,14 @@ def inspect(
     console.print(stats_table(stats, notes))
 
 
-def _check_options(window, time_scale: float) -> None:
+def _check_options(window, time_scale: float, format: str) -> None:
     """The bounds of --window must be finite numbers with 0 <= START < END (as a scenario's
-    ``trace.window``) and --time-scale within :data:`TIME_SCALE_RANGE`: one line naming the
-    option and the value as typed."""
+    ``trace.window``), --time-scale within :data:`TIME_SCALE_RANGE` and --format one of
+    :data:`FORMAT_NAMES`: one line naming the option and the value as typed (the option's
+    fault, not the trace file's, which is not read)."""
+    if format not in FORMAT_NAMES:
+        raise TiersimError(f"--format {shown(format, 64)}: choose one of "
+                           f"{', '.join(FORMAT_NAMES)}")
     for bound, value in zip(("START", "END"), window or ()):
         if not math.isfinite(value):
             raise TiersimError(f"--window {bound}: must be a finite number (got {_typed(value)})")
