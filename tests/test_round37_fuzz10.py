@@ -96,3 +96,24 @@ def test_a_trace_format_option_no_format_has_is_the_options_fault(tmp_path, caps
     assert line == (f"Error: --format {value!r}: choose one of auto, azure, burstgpt, mooncake, "
                     "canonical")
     assert run_cli(capsys, "trace", "inspect", "ok.csv", "--format", "canonical")[0] == 0
+
+
+MOONCAKE_LINE = '{"timestamp": 0, "input_length": 10, "output_length": 10}\n'
+
+
+@pytest.mark.parametrize(("above", "line"), [("// exported by a tool\n", 2),
+                                             ("# Mooncake trace\n", 2),
+                                             ("Exported trace\n\n", 3)],
+                         ids=["// comment", "# comment", "title and a blank line"])
+def test_a_line_above_json_lines_is_named_with_the_fix(tmp_path, capsys, above, line):
+    """JSON lines under a first line that is no JSON object were read as a CSV whose header was
+    that line: "row 1: has 3 fields where the header has 1 (file line 2); fix the separators or
+    quoting" (a ``#`` comment: "... looks like a comment, not the header: it has 1 field where
+    the next line has 3"), words about a CSV's fields for a file of JSON objects."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(above + MOONCAKE_LINE * 2)
+    want = (f"Error: {path}: its first line is not a JSON object, and file line {line} is one "
+            "(JSON lines): remove the line, so that the objects come first (file line 1)")
+    assert one_error_line(*run_cli(capsys, "trace", "inspect", path)) == want
+    path.write_text(MOONCAKE_LINE * 2)
+    assert run_cli(capsys, "trace", "inspect", path)[0] == 0

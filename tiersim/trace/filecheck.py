@@ -22,6 +22,7 @@ import csv
 import errno
 import functools
 import io
+import json
 import re
 import stat
 import sys
@@ -199,7 +200,29 @@ def sniff(path: Path) -> str:
     if text.startswith(b"[") and text[1:].lstrip().startswith(b"{"):  # records of any layout
         raise TraceError(str(path), "is one JSON array; tiersim reads JSON lines (one object per "
                          "line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
+    _no_line_above_objects(path, head.removeprefix(b"\xef\xbb\xbf"))
     return "csv"
+
+
+def _no_line_above_objects(path: Path, head: bytes) -> None:
+    """Refuse JSON lines below a first line that is no JSON object (a title, a ``#`` or ``//``
+    comment): the file was read as a CSV whose header is that line, and refused as one ('row 1:
+    has 3 fields where the header has 1; fix the separators or quoting'). Only where the next
+    non-blank line of ``head`` (the file's opening bytes) is a whole JSON object; the first
+    line is not echoed."""
+    lines = [(number, line.strip()) for number, line in
+             enumerate(head.replace(b"\r\n", b"\n").split(b"\n")[:-1], start=1)
+             if line.strip()]
+    if len(lines) < 2 or not lines[1][1].startswith(b"{"):
+        return
+    try:
+        second = json.loads(lines[1][1])
+    except (ValueError, RecursionError):
+        return
+    if isinstance(second, dict):
+        raise TraceError(str(path), f"its first line is not a JSON object, and file line "
+                         f"{lines[1][0]} is one (JSON lines): remove the line, so that the "
+                         f"objects come first (file line {lines[0][0]})")
 
 
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
