@@ -117,3 +117,22 @@ def test_a_line_above_json_lines_is_named_with_the_fix(tmp_path, capsys, above, 
     assert one_error_line(*run_cli(capsys, "trace", "inspect", path)) == want
     path.write_text(MOONCAKE_LINE * 2)
     assert run_cli(capsys, "trace", "inspect", path)[0] == 0
+
+
+@pytest.mark.parametrize("policy", ["static_split", "floor"])
+@pytest.mark.parametrize("tier", [[], ["--tier", "bf16"]], ids=["first tier", "--tier bf16"])
+def test_disagg_behind_a_cache_that_answers_everything_names_the_cache(tmp_path, capsys, policy,
+                                                                       tier):
+    """``tiersim disagg`` of a scenario whose response cache answers every request read "tier
+    'w4a16' serves no request of this trace (w4a16 0, bf16 0), so its splits have no latency to
+    compare; choose a tier that serves traffic with --tier": no tier serves one, so no --tier
+    helps. The line names the cache."""
+    old, new = EVERY_REQUEST_CACHED
+    extra = CLASSIFIER_POLICIES.get(policy, "  fractions: [0.5, 0.5]\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with((old, new.format(policy=policy, extra=extra)),
+                              ("replicas: 1", "replicas: 2")))
+    line = one_error_line(*run_cli(capsys, "disagg", path, *tier))
+    assert line == (f"Error: {path}: router.response_cache answers every request of this trace, "
+                    "so no tier serves one and no split has a latency to compare; remove "
+                    "router.response_cache (or give it fewer hits) to compare the splits")

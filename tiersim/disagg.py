@@ -106,9 +106,7 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
         run, requests = run_with_requests(_with_split(scenario, index, split))
         own = run.tier(chosen.name)
         if not own.requests:  # no latency to score: every split would "meet" the SLOs
-            raise TiersimError(f"{scenario.source}: tier {chosen.name!r} serves no request of "
-                               f"this trace ({_served(run)}), so its splits have no latency to "
-                               "compare; choose a tier that serves traffic with --tier")
+            raise TiersimError(_unserved(scenario, chosen.name, run))
         mine = (requests["final_tier"] == chosen.name).to_numpy()
         out.append(SplitResult(split[0] if split else 0, split[1] if split else 0,
                                own.ttft_p99_s, own.tpot_p99_s,
@@ -124,6 +122,19 @@ def other_tiers(scenario: Scenario, chosen: str) -> str:
     of the scenario can be split (:func:`splittable`)."""
     names = [name for name in splittable(scenario) if name != chosen]
     return "choose " + " or ".join(f"--tier {name}" for name in names) if names else ""
+
+
+def _unserved(scenario: Scenario, name: str, run) -> str:
+    """The line for a tier ``name`` that serves no request in ``run``: another tier that
+    serves some is the fix, unless the response cache answered every request (no tier serves
+    one, so no --tier helps)."""
+    if scenario.router.response_cache is None or any(t.requests for t in run.tiers):
+        return (f"{scenario.source}: tier {name!r} serves no request of this trace "
+                f"({_served(run)}), so its splits have no latency to compare; choose a tier "
+                "that serves traffic with --tier")
+    return (f"{scenario.source}: router.response_cache answers every request of this trace, so "
+            "no tier serves one and no split has a latency to compare; remove "
+            "router.response_cache (or give it fewer hits) to compare the splits")
 
 
 def _served(run) -> str:
