@@ -4,6 +4,7 @@ Each test names what a user saw before its fix."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
@@ -136,3 +137,27 @@ def test_disagg_behind_a_cache_that_answers_everything_names_the_cache(tmp_path,
     assert line == (f"Error: {path}: router.response_cache answers every request of this trace, "
                     "so no tier serves one and no split has a latency to compare; remove "
                     "router.response_cache (or give it fewer hits) to compare the splits")
+
+
+@pytest.mark.parametrize("command", [["run"], ["plan"], ["disagg"], ["sweep"],
+                                     ["analytic", "--scenario"]])
+@pytest.mark.parametrize("given", ["/tiny.yaml", "{tmp}/gone/scenarios/tiny.yaml",
+                                   "gone/scenarios/tiny.yaml"])
+def test_a_missing_scenario_path_elsewhere_is_not_replaced_by_the_bundled_one(
+        tmp_path, capsys, monkeypatch, command, given):
+    """``tiersim run /tiny.yaml`` (or ``~/tiny.yaml`` with HOME empty, or a mistyped
+    ``/data/scenarios/tiny.yaml``) ran the bundled tiny.yaml and exited 0 behind "note:
+    /tiny.yaml is not in this folder; using the bundled scenarios/tiny.yaml": the fallback is
+    for a bare name or ``scenarios/NAME`` (the README's), and test_hostile_inputs' "missing
+    scenario elsewhere is not replaced" held only for a folder not named scenarios below one
+    with a name. Now any other path is the user's own file, not found."""
+    monkeypatch.chdir(tmp_path)
+    path = given.format(tmp=tmp_path)
+    if path == "/tiny.yaml" and Path(path).exists():
+        pytest.skip("this machine has a /tiny.yaml")
+    argv = [*command, path] + (["--out", tmp_path / "o"] if command[0] in ("plan", "sweep")
+                               else [])
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {path}: file not found"
+    assert not (tmp_path / "o").exists()
+    code, err = run_cli(capsys, "analytic", "--scenario", "scenarios/tiny.yaml")
+    assert code == 0 and "note: scenarios/tiny.yaml is not in this folder; using the bundled" in err
