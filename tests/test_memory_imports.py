@@ -29,14 +29,19 @@ def test_the_cli_and_the_runner_import_no_heavy_package():
     assert loaded_after("import tiersim.cli\nimport tiersim.runner") == []
 
 
+APP_MODULES = ("tiersim.cli.app", "tiersim.cli.usage", "tiersim.cli.stops")
+"""The app's own modules, which every command loads: the app, its usage-error lines and its
+stopping signals."""
+
+
 def test_the_cli_mounts_commands_without_importing_them():
     """``tiersim --help`` lists every command without importing pandas or any command (the app
-    and its usage-error lines, :mod:`tiersim.cli.usage`, are not commands)."""
+    and its own modules, :data:`APP_MODULES`, are not commands)."""
     code = ("from tiersim.cli import main\nimport contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
             "import sys\nassert 'pandas' not in sys.modules, 'pandas'\n"
             "assert not [m for m in sys.modules if m.startswith('tiersim.cli.')\n"
-            "            and m not in ('tiersim.cli.app', 'tiersim.cli.usage')], "
+            f"            and m not in {APP_MODULES!r}], "
             "'a command module'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -124,7 +124,7 @@ def _run(scenario: Path | None, out: Path | None, report: bool | None, baselines
 
 def stopped_by_signal(stop: BaseException) -> bool:
     """Whether ``stop`` ends a command that a signal interrupted: Ctrl-C's KeyboardInterrupt
-    or the SystemExit of SIGTERM or SIGHUP (:func:`tiersim.cli.app._terminated`), not the
+    or the SystemExit of SIGTERM or SIGHUP (:func:`tiersim.cli.stops._terminated`), not the
     command's own exit (status 0 or 1)."""
     return isinstance(stop, KeyboardInterrupt) or (
         isinstance(stop, SystemExit) and stop.code not in (None, 0, 1))
