@@ -29,9 +29,9 @@ def test_the_cli_and_the_runner_import_no_heavy_package():
     assert loaded_after("import tiersim.cli\nimport tiersim.runner") == []
 
 
-APP_MODULES = ("tiersim.cli.app", "tiersim.cli.usage", "tiersim.cli.stops")
-"""The app's own modules, which every command loads: the app, its usage-error lines and its
-stopping signals."""
+APP_MODULES = ("tiersim.cli.app", "tiersim.cli.usage", "tiersim.cli.stops", "tiersim.cli.width")
+"""The app's own modules, which every command loads: the app, its usage-error lines, its
+stopping signals and its output width."""
 
 
 def test_the_cli_mounts_commands_without_importing_them():
