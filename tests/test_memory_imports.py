@@ -29,9 +29,10 @@ def test_the_cli_and_the_runner_import_no_heavy_package():
     assert loaded_after("import tiersim.cli\nimport tiersim.runner") == []
 
 
-APP_MODULES = ("tiersim.cli.app", "tiersim.cli.usage", "tiersim.cli.stops", "tiersim.cli.width")
+APP_MODULES = ("tiersim.cli.app", "tiersim.cli.usage", "tiersim.cli.stops", "tiersim.cli.width",
+               "tiersim.cli.streams")
 """The app's own modules, which every command loads: the app, its usage-error lines, its
-stopping signals and its output width."""
+stopping signals, its output width and its standard streams."""
 
 
 def test_the_cli_mounts_commands_without_importing_them():
