@@ -16,21 +16,14 @@ from typing import Annotated, Any
 
 import typer
 
+# the names imported "as" themselves: tests import them from here
+from tiersim.cli.plan_text import _saving_line as _saving_line
+from tiersim.cli.plan_text import _tiers_over_slo as _tiers_over_slo
+from tiersim.cli.plan_text import _uniform_line as _uniform_line
+from tiersim.cli.plan_text import format_plan
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import Note, TiersimError, cut, escaped, shown
-from tiersim.results import (
-    PlanResult,
-    accuracy_name,
-    as_given,
-    by_planned_tier,
-    design_verdict,
-    figure_text,
-    in_margin_order,
-    over_digits,
-    percent_as_given,
-    source_words,
-    within_limit,
-)
+from tiersim.results import PlanResult
 
 #: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
 #: search per tier subset), and three options of 299 values each made 26.7 million settings
@@ -256,142 +249,6 @@ def _check_cost_model(name: str | None) -> str | None:
         raise TiersimError(f"--cost-model {shown(name, 64)}: choose one of "
                            f"{', '.join(COST_MODELS)}")
     return name
-
-
-def _num(value, pattern: str | None = None) -> str:
-    """A figure for a line of text as ``tiersim run`` prints one and the report shows it
-    (:func:`~tiersim.results.figure_text`: 3 significant figures), else by ``pattern``; '-'
-    when missing."""
-    if pattern is None or value is None:
-        return figure_text(value)
-    return pattern.format(value)
-
-
-def format_plan(result: PlanResult) -> str:
-    """The plan in a few lines of text: the chosen design, its saving against the sized uniform
-    fleets, and what each other design missed. Its figures are plan.json's (read back from
-    what it writes), as the report's are: a cost of 3.3905000000000003 USD, 3.3905 there,
-    reads 3.39 in both, not 3.391 here; to 3 significant figures, as ``tiersim run`` and the
-    report print them (the limits as given)."""
-    result = PlanResult.from_json(result.to_json())
-    head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
-    chosen = result.plan
-    if not chosen:
-        return f"no fleet meets the constraints ({head}): {result.reason}"
-    sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
-                      for t, r in by_planned_tier(chosen, "replicas"))
-    lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
-             f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
-             f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
-             "(GPUs x USD/GPU-hour)"]
-    for name, m in in_margin_order(chosen.get("margins") or {}):
-        if name != "accuracy":  # on its own line, with its source
-            lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
-                         f"{as_given(m.get('limit'))}")
-    lines.append(_accuracy_line(chosen))
-    saving = chosen.get("savings") or {}
-    if saving.get("baseline_uniform_tier") is not None:
-        lines.append(_saving_line(saving))
-    for tier, check in by_planned_tier(chosen, "one_fewer"):
-        lines.append(f"  one fewer {tier}: {check.get('verdict')}")
-    lines += _tiers_over_slo(chosen, result.constraints)
-    for other in result.runners_up:
-        lines.append(_runner_up_line(other))
-    said = (chosen.get("accuracy_sources") or {}).get("source")
-    lines += [_uniform_line(other) + source_words(other, said) for other in result.uniform]
-    for split in result.splits:
-        from tiersim.metrics import SCORE_WORDS, score_text
-
-        table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
-                          for r in split["splits"])
-        lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
-                     f"{SCORE_WORDS})")
-    return "\n".join(lines)
-
-
-def _runner_up_line(other: dict) -> str:
-    """One runner-up design: its label, its replicas per tier where it was sized
-    (:func:`tiersim.fleet_sizes.sized_words`: "nvfp4 3 + fp8 2 replicas"; where it met no size,
-    the last tried), and what it missed or how it compares with the plan."""
-    from tiersim.fleet_sizes import sized_words
-
-    size = sized_words(other, " replicas")
-    sized = "" if size is None else f" ({size})"
-    return f"  runner-up {other.get('design')}{sized}: {other.get('missed')}"
-
-
-def _uniform_line(other: dict) -> str:
-    """One sized uniform fleet: its size, its verdict and its cost; the cost of a fleet that
-    misses a constraint at every size (the last size tried is shown) is no baseline, and one
-    never sized (no GPU count it may use loads, or its router fails) has no size to show."""
-    replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
-    if not replicas:
-        return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
-    size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
-    if other.get("feasible", True):
-        return (f"  uniform {other.get('design')} ({size}): "
-                f"{design_verdict(other)}, "
-                f"cost {_num(other.get('cost_usd'))} USD")
-    return (f"  uniform {other.get('design')} ({size}): {other.get('missed')}; "
-            f"cost at that size {_num(other.get('cost_usd'))} USD, no baseline")
-
-
-def _accuracy_line(chosen: dict) -> str:
-    """The chosen design's accuracy against the floor (with none, the uniform baselines are
-    held to it: :func:`tiersim.results.baseline_floor`), named and sourced as ``tiersim run``
-    names and sources its own."""
-    sources = chosen.get("accuracy_sources") or {}
-    label = accuracy_name(sources.get("basis"))
-    floor = (chosen.get("margins") or {}).get("accuracy")
-    against = (f" vs floor {percent_as_given(floor['limit'])}" if floor else
-               " (no floor: the uniform baselines must reach it)")
-    where = f"; source: {sources['source']}" if sources.get("source") else ""
-    return f"  {label}: {_num(chosen.get('accuracy'), '{:.2%}')}{against}{where}"
-
-
-def _saving_line(saving: dict) -> str:
-    """The plan's saving against the cheapest sized uniform fleet, in words: "saves", or
-    "costs ... more than" where the plan is the dearer, by the share on the plan's basis, or
-    against a free baseline (no share) by the USD gap over the trace. Before, a plan dearer
-    than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)". A
-    share of 0 (:func:`~tiersim.results.without_noise`) "costs the same as": it read "saves 0
-    %", and a share of -5e-12 "costs 0 % more"."""
-    from tiersim.results import basis_words, saving_without_share, share_text, without_noise
-
-    frac, usd = without_noise(saving.get("vs_uniform_frac")), saving.get("vs_uniform_usd")
-    gap = frac if frac is not None else usd  # a free baseline's: in USD, 0 within 1e-12
-    costs = isinstance(gap, int | float) and gap < (0 if frac is not None else -1e-12)
-    # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
-    # runner-up's "% dearer than the plan" reads
-    shown = saving_without_share(frac, abs(usd) if costs and usd is not None else usd) or (
-        share_text(abs(frac) if costs else frac))
-    per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
-    words = (f"costs the same{per} as" if frac == 0 else f"costs {shown} more{per} than"
-             if costs else f"saves {shown}{per} against")
-    drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
-    return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
-            f"simulated{drain}")
-
-
-def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
-    """A line per planned tier whose own p99 is over an SLO the fleet's p99 meets: the SLOs
-    hold the fleet's requests together, and a tier's share of them may see worse. Over as the
-    plan judges it (:func:`~tiersim.results.within_limit`): a p99 equal to the SLO at the
-    digits plan.json keeps is not over it; one over it by less than 3 figures show, to more
-    (:func:`~tiersim.results.over_digits`: 1.0004 s, not 1.00 s, over a 1 s SLO)."""
-    lines = []
-    total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
-    for tier, t in by_planned_tier(chosen, "per_tier"):
-        for metric in ("ttft_p99_s", "tpot_p99_s"):
-            limit, value = constraints.get(metric), t.get(metric)
-            if limit is None or value is None or within_limit(value, limit):
-                continue
-            share = int(t.get("requests") or 0) / total if total else 0.0
-            shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
-            lines.append(f"  note: tier {tier}'s own {metric} is {shown}, "
-                         f"over the {as_given(limit)} s SLO, which the fleet's p99 meets "
-                         f"({share:.0%} of the requests go to it)")
-    return lines
 
 
 def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
