@@ -41,12 +41,15 @@ def scenario_path(given: Path) -> Path:
     the README, run outside the checkout), the bundled scenario of that name, said on stderr. A
     folder is never a scenario: ``tiersim run tiny --out tiny`` run twice reads the bundled
     ``tiny`` both times, not the first run's output folder. Such a name found in neither place
-    is refused with the bundled scenarios' names."""
+    is refused with the bundled scenarios' names. A path elsewhere (absolute, as ``/tiny.yaml``
+    or ``~/tiny.yaml`` with HOME empty, or ``x/scenarios/NAME``) names the user's own file and
+    is never replaced."""
     from tiersim.errors import ScenarioError
     from tiersim.paths import available, find_bundled
 
     folder = given.is_dir()
-    if (given.exists() and not folder) or given.parent.name not in ("", "scenarios"):
+    if ((given.exists() and not folder) or given.is_absolute()
+            or given.parent not in (Path("."), Path("scenarios"))):
         return given
     found = find_bundled("scenarios", given.name)
     if found is None and not folder and not given.is_symlink():
