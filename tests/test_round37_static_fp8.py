@@ -187,3 +187,14 @@ def test_the_shipped_profiles_hold_the_tables_the_import_gives():
     import runpy
     mod = runpy.run_path(str(script), run_name="not_main")
     assert mod["main"](["--check"]) == 0
+
+
+def test_static_scales_are_the_checkpoints_not_the_shape(tmp_path):
+    """A run's fidelity line finds the checked model by its shapes: the catalogue Llama-3.1-70B
+    (a BF16 tier) and NVIDIA's static FP8 export the rows ran are one shape."""
+    from tiersim.fidelity import shape_id
+
+    static = get_model(str(llama_config(tmp_path, {"quant_method": "fp8",
+                                                   "activation_scheme": "static"})))
+    assert static.static_fp8_activations
+    assert shape_id(static) == shape_id(get_model("llama-3.1-70b"))

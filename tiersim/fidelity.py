@@ -51,7 +51,7 @@ def _shipped_stem(profile: str | None) -> str | None:
 
 #: ``ModelArch`` fields that are not the weights' shapes: left out of a model's identity.
 NOT_SHAPE = ("name", "source", "max_context", "context_assumed", "context_limit",
-             "checkpoint", "kv_cache")
+             "checkpoint", "kv_cache", "static_fp8_activations")
 
 
 def _digest(value: dict[str, Any]) -> str:
