@@ -7,8 +7,10 @@ computing its input's scale (NVIDIA's ``compute_scale`` rows of that GPU and eng
 less static quantisation) at every ``k`` of the profile's per-tensor FP8 GEMM tables. A checkpoint
 with static input scales reads its per-tensor FP8 GEMMs without it
 (``tiersim.perf.profile.ProfileOps.gemm``, ``static_scale``). Earlier ``fp8_scale`` tables of a
-profile are replaced; nothing else in it changes. ``--check`` writes nothing and exits 1 where a
-profile's tables differ from what the import gives now.
+profile are replaced; nothing else in it changes. An import (``tiersim calibrate --from
+aiconfigurator``, ``fidelity_silicon.py --refresh-data``) writes the same tables; this adds them
+without importing again. ``--check`` writes nothing and exits 1 where a profile's tables differ
+from what the import gives now.
 """
 
 from __future__ import annotations
@@ -21,30 +23,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tiersim.perf.aic_importer import Importer  # noqa: E402
+from tiersim.perf.aic_importer import Importer, scale_tables  # noqa: E402
+from tiersim.perf.profile import load_profile  # noqa: E402
 
 PROFILES = (sorted((ROOT / "tiersim" / "profiles").glob("*_aiconfigurator_vllm.json"))
             + sorted((ROOT / "benchmarks" / "data").glob("*_aiconfigurator_*.json")))
 _GPUS = {"H200": "h200", "H100": "h100", "B200": "b200"}
 
 
-def fp8_widths(doc: dict) -> list[int]:
-    """Every ``k`` of the profile's per-tensor FP8 GEMM tables."""
-    return sorted({int(t["key"]["k"]) for t in doc["tables"]
-                   if t["op"] == "gemm" and t.get("precision") == "fp8"})
-
-
-def scale_tables(doc: dict) -> list[dict]:
-    """The ``fp8_scale`` tables (as the profile JSON writes them) for ``doc``'s GPU and engine."""
+def profile_scale_tables(path: Path, doc: dict) -> list[dict]:
+    """The ``fp8_scale`` tables (as the profile JSON writes them) for the profile at ``path``
+    (its GPU and engine, its per-tensor FP8 GEMMs' widths), as an import writes them
+    (``tiersim.perf.aic_importer.scale_tables``)."""
     imp = Importer(_GPUS[doc["gpu"]], doc["provenance"]["engine"])
-    tables = (imp.fp8_scale(k) for k in fp8_widths(doc))
-    return [t.to_json() for t in tables if t is not None]
+    return [t.to_json() for t in scale_tables(imp, load_profile(path).tables)]
 
 
-def with_scale_tables(doc: dict) -> dict:
-    """``doc`` with its ``fp8_scale`` tables replaced by :func:`scale_tables`."""
+def with_scale_tables(path: Path, doc: dict) -> dict:
+    """``doc`` (the profile at ``path``) with its ``fp8_scale`` tables replaced by
+    :func:`profile_scale_tables`."""
     kept = [t for t in doc["tables"] if t["op"] != "fp8_scale"]
-    return {**doc, "tables": kept + scale_tables(doc)}
+    return {**doc, "tables": kept + profile_scale_tables(path, doc)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = 0
     for path in PROFILES:
         doc = json.loads(path.read_text())
-        new = with_scale_tables(doc)
+        new = with_scale_tables(path, doc)
         count = sum(t["op"] == "fp8_scale" for t in new["tables"])
         if args.check:
             same = json.dumps(new) == json.dumps(doc)

@@ -198,3 +198,21 @@ def test_static_scales_are_the_checkpoints_not_the_shape(tmp_path):
                                                    "activation_scheme": "static"})))
     assert static.static_fp8_activations
     assert shape_id(static) == shape_id(get_model("llama-3.1-70b"))
+
+
+def test_an_import_carries_the_scale_table_of_each_fp8_gemm_width():
+    """``build_profile`` (``tiersim calibrate --from aiconfigurator``) adds an ``fp8_scale``
+    table at every ``k`` of its per-tensor FP8 GEMMs, so a re-import keeps what the shipped
+    profiles hold; a BF16 GEMM asks for none."""
+    pytest.importorskip("aiconfigurator_core")
+    from tiersim.perf.aic_importer import build_profile
+
+    model = get_model("llama-3.1-70b")
+    requests = [("gemm", "fp8", {"n": 1280, "k": 8192}, model, 8),
+                ("gemm", "fp8", {"n": 8192, "k": 1024}, model, 8),
+                ("gemm", "bf16", {"n": 8192, "k": 3584}, model, 8)]
+    profile, missing = build_profile("t", "h200", "trtllm", requests, (0.0, 0.0))
+    scale = sorted(t.key["k"] for t in profile.tables if t.op == "fp8_scale")
+    assert scale == [1024, 8192] and missing == []
+    at_32 = [t for t in profile.tables if t.op == "fp8_scale" and t.key["k"] == 8192][0]
+    assert 6e-6 < float(at_32.lookup(np.array([32.0]))[0]) < 9e-6  # NVIDIA's 7.4-7.5 us

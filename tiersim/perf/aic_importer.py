@@ -218,10 +218,12 @@ def build_profile(
     missing: set[str] = set()
     for op, dtype, key, model, tp in requests:
         table = _import_one(imp, op, dtype, key, model, tp)
-        if table is None:
+        if table is None and op != "fp8_scale":  # no such table takes nothing off, no roofline
             missing.add(table_name(op, dtype, key))
-        else:
+        elif table is not None:
             tables.setdefault(table.name, table)
+    for table in scale_tables(imp, tables.values()):
+        tables.setdefault(table.name, table)
     profile = Profile(
         name=name,
         gpu=_GPU_NAMES.get(gpu.lower(), gpu.upper()),
@@ -232,6 +234,16 @@ def build_profile(
         overhead_per_layer_s=overhead[1],
     )
     return profile, sorted(missing)
+
+
+def scale_tables(imp: Importer, tables) -> list[Table]:
+    """The ``fp8_scale`` tables (:meth:`Importer.fp8_scale`) at every ``k`` of the per-tensor FP8
+    GEMM tables among ``tables``, where the engine's data has them: a profile carries them for
+    any checkpoint with static input scales at its shapes, whichever models it was imported
+    for."""
+    widths = sorted({t.key["k"] for t in tables if t.op == "gemm" and t.dtype == "fp8"})
+    found = (imp.fp8_scale(k) for k in widths)
+    return [t for t in found if t is not None]
 
 
 def _import_one(imp: Importer, op, dtype, key, model, tp):
