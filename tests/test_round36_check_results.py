@@ -61,6 +61,17 @@ def test_the_closed_form_table_says_where_each_figure_comes_from(tmp_path, capsy
     assert abs(shown - closed) <= 0.005 * closed  # the page's 3 figures of 4-figure inputs
 
 
+def prior_baseline_doc() -> dict:
+    """tiny.yaml's two routed tiers with accuracy tables, beside a W4A16 baseline-only tier
+    with none (its accuracy is the precision prior)."""
+    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}},
+                   baselines=[{"name": "w4only", "precision": "w4a16", "replicas": 1,
+                               "cost_per_gpu_hour": 3.5}])
+    doc["tiers"][0]["accuracy"] = {"easy": 0.99, "hard": 0.6}
+    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    return doc
+
+
 def test_a_baseline_tiers_accuracy_says_it_is_the_prior(tmp_path, capsys, monkeypatch):
     """A baseline-only tier with no accuracy table reads the precision prior, while the routed
     tiers read the scenario's table; the console's uniform fleets table printed its accuracy
@@ -69,11 +80,7 @@ def test_a_baseline_tiers_accuracy_says_it_is_the_prior(tmp_path, capsys, monkey
     the table's title says which fleet reads which. W4A16's prior is qllm-eval's W4 ratio
     (0.9827) of the 0.95 the prior gives BF16: 0.933565 on every request."""
     monkeypatch.setenv("COLUMNS", "400")
-    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}},
-                   baselines=[{"name": "w4only", "precision": "w4a16", "replicas": 1,
-                               "cost_per_gpu_hour": 3.5}])
-    doc["tiers"][0]["accuracy"] = {"easy": 0.99, "hard": 0.6}
-    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    doc = prior_baseline_doc()
     out = tmp_path / "o"
     capsys.readouterr()
     assert main(["run", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out)]) == 0
@@ -95,11 +102,7 @@ def test_a_plans_baseline_fleet_says_its_accuracy_is_the_prior(tmp_path, capsys,
     accuracy_source, and the console line and the report's "Other designs" cell of a fleet
     whose source is not the plan's end "; accuracy from prior"."""
     monkeypatch.setenv("COLUMNS", "400")
-    doc = tiny_doc(workload={"difficulty": {"kind": "two_type", "p_easy": 0.7}},
-                   baselines=[{"name": "w4only", "precision": "w4a16", "replicas": 1,
-                               "cost_per_gpu_hour": 3.5}])
-    doc["tiers"][0]["accuracy"] = {"easy": 0.99, "hard": 0.6}
-    doc["tiers"][1]["accuracy"] = {"easy": 1.0, "hard": 0.8}
+    doc = prior_baseline_doc()
     out = tmp_path / "p"
     capsys.readouterr()
     assert main(["plan", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(out),
