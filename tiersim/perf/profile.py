@@ -524,20 +524,28 @@ class ProfileOps:
         static, so a per-tensor FP8 GEMM skips computing it (:meth:`_less_scale`)."""
         dtype = _dtype_name(precision) if precision is not None else self.precision
         value = self._gemm(m, n, k, precision, dtype, tokens)
-        if static_scale and dtype == "fp8":
+        if static_scale and dtype == "fp8" and self._table(
+                "gemm", dtype, {"n": int(n), "k": int(k)}) is not None:
             return self._less_scale(value, m, n, k)
         return value
 
     def _less_scale(self, value, m, n: int, k: int) -> np.ndarray:
         """``value`` (a per-tensor FP8 GEMM as its table times it, its input's scale computed at
         run time) less the profile's ``fp8_scale`` time at ``m x k``, never below the GEMM's
-        roofline; ``value`` itself where the profile has no such table."""
+        physical limit (:class:`~tiersim.perf.roofline.PhysicalLimitOps`: the speed of light
+        aiconfigurator floors its ``fp8_static`` GEMMs at; 0 without a roofline fallback on a
+        known GPU) nor above ``value``; ``value`` itself where the profile has no such table.
+        NOTE: floored at the derated roofline instead, a prefill-sized GEMM read slower static
+        than dynamic (H200 TensorRT-LLM, 4,096 x 8,192 @ 8,192 x 57,344: 2,327 us as timed,
+        2,804 us static, the roofline at 70% of the FP8 peak)."""
         table = self._scale_table(int(k))
         if table is None:
             return value
-        less = np.asarray(value, np.float64) - np.asarray(table.lookup(m), np.float64)
-        roof = 0.0 if self.fallback is None else self.fallback.gemm(m, n, k, "fp8")
-        return np.maximum(roof, less)
+        value = np.asarray(value, np.float64)
+        less = value - np.asarray(table.lookup(m), np.float64)
+        limit = self._limit_ops()
+        floor = 0.0 if limit is None else limit.gemm(m, n, k, "fp8")
+        return np.maximum(np.minimum(floor, value), less)
 
     def _scale_table(self, k: int) -> Table | None:
         """The ``fp8_scale`` table at ``k``, else the one of the nearest ``k`` (the time is a

@@ -18,10 +18,10 @@ NVIDIA's per-tensor FP8 GEMM tables time each GEMM with its input quantised dyna
 input's scale computed, then applied). A checkpoint with calibrated (static) input scales skips
 the first step. An ``fp8_scale`` table holds that step's time for an ``m x k`` input, NVIDIA's
 ``compute_scale`` measurement (dynamic less static quantisation); a static checkpoint's
-per-tensor FP8 GEMMs are read as the GEMM table less it, never below the roofline, as
-aiconfigurator reads its ``fp8_static`` mode (which also takes off the static quantisation of
-inputs it assumes arrive in FP8 from a fused kernel; tiersim does not, as which kernels an
-engine fuses is not in the data).
+per-tensor FP8 GEMMs are read as the GEMM table less it, never below the GEMM's physical limit
+(its speed of light) nor above the table, as aiconfigurator reads its ``fp8_static`` mode
+(which also takes off the static quantisation of inputs it assumes arrive in FP8 from a fused
+kernel; tiersim does not, as which kernels an engine fuses is not in the data).
 
 Tables are read by the rule of :mod:`tiersim.perf.profile_interp`; files are read, checked
 and written by :mod:`tiersim.perf.profile_json`.
