@@ -36,7 +36,7 @@ def test_a_table_op_that_is_a_list_or_object_is_one_line(tmp_path, capsys, op):
     line = error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
     assert line == (f"Error: {scenario}: line 7: profile: {profile}: tables[1].op: must be one "
                     "of gemm, moe, attn_prefill, attn_decode, allreduce, gdn_decode, "
-                    f"gdn_prefill (got {op!r})")
+                    f"gdn_prefill, fp8_scale (got {op!r})")
 
 
 # ------------------------------------------------------------------ calibrate --from aiconfigurator
