@@ -2569,6 +2569,9 @@ def main(argv: list[str] | None = None) -> int:
         write_fit(knobs, proto, int(training_mask(df, dense_rows).sum()),
                   int(training_mask(df, moe_rows).sum()))
         _PROFILES.clear()  # the written profile is now the engine's own
+        # replay what ships: the written profile, whose eager cost also keeps --fit-cpp-moe's
+        # rate, which the fitted knobs lack (they would charge C++-launched experts Triton's)
+        knobs = Knobs()
     if args.fit_cpp_moe:
         fit_cpp_moe(df, args.kv_dtype, args.jobs, proto)
         _PROFILES.clear()

@@ -714,3 +714,26 @@ def test_vllm_rows_cache_prefixes_as_vllm_v1_does_by_default():
     vllm = fs.replica_tier(fs.case_of(make_row()), 16, "auto")[0]
     trt = fs.replica_tier(fs.case_of(make_row(backend="trtllm")), 16, "auto")[0]
     assert vllm.limits.enable_prefix_caching and not trt.limits.enable_prefix_caching
+
+
+def test_after_fit_the_report_replays_the_written_profile_not_the_fitted_knobs(monkeypatch):
+    """``--fit`` prints the figures of what ships: the profile it wrote, whose eager cost keeps
+    ``--fit-cpp-moe``'s rate for C++-launched experts. Replaying the fit's own knobs (which lack
+    that rate) charged Kimi-K2.5's Marlin experts the Triton rate: +22% TTFT in the printout
+    against +6% in any later run (2026-12-06)."""
+    fitted = fs.Knobs(overhead_s=1e-3, eager=fs.EagerCost(512, 2e-4, 8e-4, source="fitting"))
+    seen = []
+
+    class Replayed(Exception):
+        pass
+
+    def fake_run(df, kv_dtype, proto, jobs, knobs=None):
+        seen.append(knobs)
+        raise Replayed
+
+    monkeypatch.setattr(fs, "fit", lambda df, kv, jobs, engine="vllm": (fitted, fs.Protocol(8)))
+    monkeypatch.setattr(fs, "write_fit", lambda *a, **k: None)
+    monkeypatch.setattr(fs, "run", fake_run)
+    with pytest.raises(Replayed):
+        fs.main(["--fit", "--engine", "vllm", "--model", "Llama-3.1-70B"])
+    assert seen == [fs.Knobs()]
