@@ -227,7 +227,7 @@ def test_a_profile_that_cannot_be_written_is_one_line(tmp_path, monkeypatch, cap
 @pytest.mark.parametrize(("args", "line"), [
     (["--engine", "foo"], "Error: --engine 'foo': aiconfigurator-core {v} has no H200 tables of "
                           "that engine; choose one of sglang, trtllm, vllm"),
-    (["--gpu", "h999"], "Error: --gpu 'h999': choose one of h200, h100, b200"),
+    (["--gpu", "h999"], "Error: --gpu 'h999': choose one of h200, h100, b200, b300"),
 ])
 def test_an_unknown_engine_or_gpu_of_the_importer_is_one_line_naming_the_choices(
         tmp_path, args, line):

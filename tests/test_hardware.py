@@ -91,7 +91,7 @@ def test_gpu_lookup_is_case_insensitive_and_b200_has_fp4():
 
 
 def test_unknown_gpu_lists_known():
-    with pytest.raises(TiersimError, match="unknown GPU 'A100'.*H200, H100, B200"):
+    with pytest.raises(TiersimError, match="unknown GPU 'A100'.*H200, H100, B200, B300"):
         get_gpu("A100")
 
 

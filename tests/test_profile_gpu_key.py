@@ -14,7 +14,7 @@ from tiersim.scenario import load_scenario
 
 @pytest.mark.parametrize(("gpu", "problem"), [
     ("H100", "gpu: measured on H100, not H200; use a H200 profile"),
-    ("banana", "gpu: unknown GPU 'banana'; known GPUs: H200, H100, B200; use a H200 profile"),
+    ("banana", "gpu: unknown GPU 'banana'; known GPUs: H200, H100, B200, B300; use a H200 profile"),
 ])
 def test_the_scenario_names_the_profile_file(tmp_path, gpu, problem):
     profile = edited_profile(tmp_path, gpu=gpu)

@@ -86,7 +86,7 @@ CUT = "'" + "a" * 36 + "..."
 
 @pytest.mark.parametrize(("old", "new", "where", "problem"), [
     ("gpu: H200", f"gpu: {LONG}", "line 6: gpu", f"unknown GPU {CUT}; known GPUs: H200, H100, "
-     "B200"),
+     "B200, B300"),
     ("    precision: w4a16", f"    precision: {LONG}", "line 15: tiers[0].precision",
      f"unknown precision {CUT}; known precisions: bf16, fp8, w4a16, nvfp4, fp8_block, mxfp4, "
      "checkpoint"),

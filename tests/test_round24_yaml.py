@@ -100,7 +100,7 @@ def test_a_plain_merge_sign_as_a_value_is_text(tmp_path, capsys, value):
     have. It is text there, as YAML 1.2 reads it (and as ``=`` already is)."""
     path, number = _edited(tmp_path, "gpu: H200", f"gpu: {value}")
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
-    what = ("unknown GPU '<<'; known GPUs: H200, H100, B200" if value == "<<"
+    what = ("unknown GPU '<<'; known GPUs: H200, H100, B200, B300" if value == "<<"
             else "input should be a valid string (got ['<<'])")
     assert got == f"Error: {path}: line {number}: gpu: {what}"
 

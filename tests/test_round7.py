@@ -321,7 +321,7 @@ def test_rule_check_names_a_shipped_profile_of_no_modelled_gpu(rule_script, tmp_
     assert rule_script.main([str(harness), "--shipped", str(shipped)]) == 1
     assert capsys.readouterr().err.strip() == (
         f"error: --shipped {shipped}: a profile of cpu, which tiersim does not model (unknown "
-        f"GPU 'cpu'; known GPUs: H200, H100, B200); name a profile of one of those GPUs")
+        f"GPU 'cpu'; known GPUs: H200, H100, B200, B300); name a profile of one of those GPUs")
 
 
 # ---- 5. tiersim plan ----------------------------------------------------------------------------

@@ -302,7 +302,7 @@ def test_any_corrupted_scenario_is_valid_or_one_scenario_error_line(data):
      "trace.window[1]: value missing: the list is too short"),
     ("trace", {"path": "t.csv", "window": [5, 1]},
      "trace: window must be [start_s, end_s] with 0 <= start < end (got [5.0, 1.0])"),
-    ("gpu", "A100", "gpu: unknown GPU 'A100'; known GPUs: H200, H100, B200"),
+    ("gpu", "A100", "gpu: unknown GPU 'A100'; known GPUs: H200, H100, B200, B300"),
 ])
 def test_shape_errors_say_what_is_expected(key, value, expected):
     with pytest.raises(ScenarioError) as info:

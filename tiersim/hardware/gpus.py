@@ -11,6 +11,17 @@ Figures are the vendor's published per-GPU numbers for the SXM / HGX parts, DENS
   BF16 36 PF *sparse*), divided by 8 and halved for dense: 180 GB and 8 TB/s per GPU, BF16
   2.25 PF, FP8 4.5 PF, FP4 9 PF dense. (Stand-alone B200 material quotes 192 GB; the HGX board
   that clouds rent exposes 180 GB per GPU, so tiersim uses 180 GB.) NVLink 5: 1.8 TB/s per GPU.
+- B300 (Blackwell Ultra, the 8-GPU HGX B300 board): aiconfigurator-core 0.12.0's
+  ``systems/b300_sxm.yaml`` (NVIDIA's, citing the Blackwell Ultra data sheet; its measured
+  tables are the ones B300 profiles import): 7.75 TB/s HBM3e per GPU (62 TB/s a board / 8),
+  BF16 2.25 PF, FP8 4.5 PF, FP4 14 PF dense (sparse: 4.5 / 9 / 18 PF). NVIDIA's HGX page
+  (nvidia.com/en-us/data-center/hgx, HGX B300: FP4 "144 PFLOPS | 108 PFLOPS" sparse | dense,
+  FP8 72 PF and BF16 36 PF sparse, per 8 GPUs) agrees on BF16 and FP8 but gives 13.5 PF dense
+  FP4 a GPU; tiersim takes the data sheet's per-GPU 14 PF, as NVIDIA's estimator does beside
+  these tables (the FP4 peak only times an NVFP4 operator no table covers). NVLink 5: 1.8 TB/s
+  per GPU (the yaml's 900 GB/s each way; the HGX page's GPU-to-GPU 1.8 TB/s). Between nodes
+  each GPU has a ConnectX-8 at 800 Gb/s: 100 GB/s a direction (the yaml's ``inter_node_bw``;
+  the HGX page's 1.6 TB/s networking a board).
 - Between nodes: an HGX board holds 8 GPUs, each with its own ConnectX-7 NIC at NDR 400 Gb/s
   (NVIDIA's DGX H100/H200/B200 reference designs): 50 GB/s per GPU per direction; NVLink does
   not leave the node. A collective over more than 8 GPUs crosses that network, at 10 us per
@@ -19,9 +30,11 @@ Figures are the vendor's published per-GPU numbers for the SXM / HGX parts, DENS
 
 Memory capacity is the total the device reports (``nvidia-smi`` / ``torch.cuda.mem_get_info``),
 because that is what vLLM's ``gpu_memory_utilization`` multiplies: H200 143,771 MiB, H100 SXM
-81,559 MiB, B200 183,359 MiB. The data sheets' "141 GB", "80 GB" and "180 GB" are those totals
-in round GiB-like figures; reading them as 1e9 bytes would under-count an H200's KV cache by
-about 9 GB. Elsewhere ``GB`` in this package is 1e9 bytes.
+81,559 MiB, B200 183,359 MiB, B300 275,040 MiB (``mem_capacity`` in aiconfigurator-core's
+``b300_sxm.yaml``: "275040MiB reported by nvidia-smi"; the "288 GB" B300 material quotes is that
+total in 1e9 bytes). The data sheets' "141 GB", "80 GB" and "180 GB" are those totals in round
+GiB-like figures; reading them as 1e9 bytes would under-count an H200's KV cache by about 9 GB.
+Elsewhere ``GB`` in this package is 1e9 bytes.
 """
 
 from __future__ import annotations
@@ -91,10 +104,19 @@ GPUS: dict[str, GPU] = {
         native=frozenset({"bf16", "fp8", "nvfp4"}),
         nvlink_bw_bytes_s=1.8e12,
     ),
+    "b300": GPU(
+        name="B300",
+        hbm_bytes=275_040 * _MIB,
+        hbm_bw_bytes_s=7.75e12,
+        peak_flops={"bf16": 2.25e15, "fp8": 4.5e15, "fp4": 14.0e15},
+        native=frozenset({"bf16", "fp8", "nvfp4"}),
+        nvlink_bw_bytes_s=1.8e12,
+        internode_bw_bytes_s=100e9,
+    ),
 }
 
 _ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sxm": "h100",
-            "b200 sxm": "b200", "b200_sxm": "b200",
+            "b200 sxm": "b200", "b200_sxm": "b200", "b300 sxm": "b300", "b300_sxm": "b300",
             # the name torch and nvidia-smi give the H100 SXM ("NVIDIA H100 80GB HBM3"), which
             # the harness writes as a profile's gpu (the PCIe and NVL parts are other GPUs)
             "h100 80gb hbm3": "h100"}

@@ -17,8 +17,8 @@ from tiersim.errors import ProfileError, import_extra, shown
 
 AIC_PACKAGE = "aiconfigurator-core"
 AIC_PIN = "0.12.0"
-_GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm"}
-_GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200"}
+_GPU_DIRS = {"h200": "h200_sxm", "h100": "h100_sxm", "b200": "b200_sxm", "b300": "b300_sxm"}
+_GPU_NAMES = {"h200": "H200", "h100": "H100", "b200": "B200", "b300": "B300"}
 
 
 @dataclass(frozen=True)
