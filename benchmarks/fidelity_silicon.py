@@ -58,12 +58,14 @@ digit: the sample repeats TP 8 runs as TP 64) is listed, not scored.
 on one layout with two engines, the report sets their measured TPOT side by side at the client
 counts both ran, with tiersim's on the same rows: how far apart engines are on the same GPU.
 
-**Another GPU** (``--system h100_sxm`` or ``b200_sxm``): its rows replay on NVIDIA's tables of
-that GPU (vLLM: ``tiersim/profiles/<gpu>_aiconfigurator_vllm.json``, the profile tiersim ships
-for it, imported for every shipped model too; TensorRT-LLM and SGLang:
-``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``; all by ``--refresh-data --system ...``)
-with the overhead, eager cost and load generator fitted on H200 unchanged: every row is held
-out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200) included.
+**Another GPU** (``--system h100_sxm``, ``b200_sxm`` or ``b300_sxm``): its rows replay on
+NVIDIA's tables of that GPU (vLLM: ``tiersim/profiles/<gpu>_aiconfigurator_vllm.json``, the
+profile tiersim ships for it, imported for every shipped model too, or, for a GPU tiersim ships
+no profile of (B300), ``benchmarks/data/<gpu>_aiconfigurator_vllm.json``; TensorRT-LLM and
+SGLang: ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``; all by ``--refresh-data
+--system ...``) with the overhead, eager cost and load generator fitted on H200 unchanged:
+every row is held out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200
+and B300) included.
 ``--roofline`` replays on the roofline model alone (what a GPU with no profile gets).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
@@ -98,7 +100,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 #: The silicon sample's ``system`` -> tiersim's GPU. H200 is what tiersim is fitted on; the other
 #: systems' rows are replayed with the H200 fit unchanged (held out as a whole).
-SYSTEM_GPU = {"h200_sxm": "h200", "h100_sxm": "h100", "b200_sxm": "b200"}
+SYSTEM_GPU = {"h200_sxm": "h200", "h100_sxm": "h100", "b200_sxm": "b200", "b300_sxm": "b300"}
 FIT_SYSTEM = "h200_sxm"
 FIT_JSON = DATA / "fit.json"
 CONFIGS = DATA / "configs"
@@ -198,6 +200,22 @@ SYSTEM_IMPORTS = {
             "aic:Qwen--Qwen3-32B": (("bf16",), (1, 2, 4, 8)),
         },
     },
+    # B300: its vLLM and SGLang aggregated rows (its TensorRT-LLM rows are disaggregated, which
+    # tiersim does not model); no vLLM profile ships for it, so only the rows' models.
+    "b300_sxm": {
+        "vllm": {
+            "aic:MiniMaxAI--MiniMax-M2.5": (("checkpoint",), (1, 2, (2, 2, 4), 4, (4, 4, 16))),
+            "aic:nvidia--MiniMax-M2.5-NVFP4": (
+                ("checkpoint",), (1, 2, (2, 2, 4), 4, (4, 4, 16), 8)),
+            "aic:nvidia--Kimi-K2.5-NVFP4": (("checkpoint",), (4, (4, 1, 4), 8)),
+        },
+        "sglang": {
+            "aic:Qwen--Qwen3.5-397B-A17B": (("bf16", "fp8"), (4, 8, (4, 1, 4))),
+            "aic:nvidia--Qwen3.5-397B-A17B-NVFP4": (("checkpoint",), (4, (4, 1, 2))),
+            "aic:deepseek-ai--DeepSeek-V3": (("checkpoint",), (4, 8)),
+            "aic:zai-org--GLM-5-FP8": (("checkpoint",), (8,)),
+        },
+    },
 }
 #: The report labels of the models another system's non-vLLM profiles cover.
 SYSTEM_PROFILE_MODELS = {
@@ -206,6 +224,7 @@ SYSTEM_PROFILE_MODELS = {
                  "sglang": {"Qwen3.5-397B", "DeepSeek-R1", "DeepSeek-V3", "GLM-5", "GLM-5-NVFP4"}},
     "h100_sxm": {"trtllm": {"Qwen3-32B", "Llama-3.1-8B", "Qwen3-235B-FP8", "gpt-oss-120b"},
                  "sglang": {"Qwen3-32B"}},
+    "b300_sxm": {"sglang": {"Qwen3.5-397B", "DeepSeek-V3", "GLM-5"}},
 }
 MAX_BATCHED_TOKENS = 8192  # vLLM V1's default for an API server on an 80+ GB GPU
 MAX_NUM_SEQS = 1024  # vLLM V1's default there; never binds (at most `concurrency` requests)
@@ -235,10 +254,10 @@ GRAPH_MAX_TOKENS = 512
 #: SGLang's ``cuda_graph_max_bs`` by GPU memory, as ``ServerArgs._handle_gpu_memory_settings``
 #: (python/sglang/srt/server_args.py) sets it: ``(GiB below which, batch below TP
 #: SGLANG_GRAPH_TP, batch from it)``, the first that fits the GPU's memory (H100 80 GB and H200
-#: 141 GB: 256 below TP 4, else 512; B200 180 GB: 512). SGLang runs every prefill (extend) batch
-#: outside CUDA graphs unless ``--enable-piecewise-cuda-graph`` (off by default) and replays
-#: decode batches up to that size; every SGLang row's prompt is longer, so each prefill step
-#: reads as eager.
+#: 141 GB: 256 below TP 4, else 512; B200 180 GB and B300 288 GB: 512). SGLang runs every
+#: prefill (extend) batch outside CUDA graphs unless ``--enable-piecewise-cuda-graph`` (off by
+#: default) and replays decode batches up to that size; every SGLang row's prompt is longer, so
+#: each prefill step reads as eager.
 SGLANG_GRAPH_MAX_BS = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (90, 256, 512), (160, 256, 512),
                        (float("inf"), 512, 512))
 SGLANG_GRAPH_TP = 4
@@ -522,8 +541,9 @@ def refresh_system_profiles(system: str) -> None:
     tables of its GPU, with the overhead and eager cost of the same engine's H200 profile
     (fitted there; another GPU's rows are held out, so nothing is refitted on them). The
     default profile of that GPU is built as the H200 one is: every shipped model, and the
-    measured sets (``import_aiconfigurator``'s ``measured``); the profiles of
-    :data:`MEASURED_SET_ENGINES` carry the measured sets too."""
+    measured sets (``import_aiconfigurator``'s ``measured``); every other profile carries the
+    measured sets too (:data:`MEASURED_SET_ENGINES`, and the vLLM profile of a GPU tiersim ships
+    none for, B300's, kept in ``benchmarks/data``), so a row reads NVIDIA's rows at its shapes."""
     from tiersim.perf.aiconfigurator import import_aiconfigurator
     from tiersim.perf.profile import save_profile
 
@@ -534,7 +554,8 @@ def refresh_system_profiles(system: str) -> None:
             models = shipped_with(models)  # the default profile of that GPU: every shipped model
         profile, missing = import_aiconfigurator(SYSTEM_GPU[system], engine, models=models,
                                                  name=Path(out).stem,
-                                                 measured=default or engine in MEASURED_SET_ENGINES)
+                                                 measured=engine == "vllm"
+                                                 or engine in MEASURED_SET_ENGINES)
         save_profile(with_h200_fit(profile, engine, system), out)
         print(f"{system} {engine}: {len(profile.tables)} tables; on the roofline: "
               f"{missing or 'none'} -> {out}")

@@ -53,7 +53,7 @@ def test_rows_file_replays_its_own_systems_rows_and_counts_the_others(tmp_path, 
     code, out, err = run_main(capsys, "--rows-file", str(path))
     assert code == 0
     assert err == (f"{path}: 2 rows of other systems left out (gb200 2); --system picks one of "
-                   "b200_sxm, h100_sxm, h200_sxm\n")
+                   "b200_sxm, b300_sxm, h100_sxm, h200_sxm\n")
     assert "vllm all median |TPOT error|" in out and "(n=1)" in out
 
 
@@ -241,5 +241,5 @@ def test_a_filter_that_matches_nothing_says_what_the_file_holds_once(tmp_path, c
     path = write_rows(tmp_path / "s.csv", make_row(id="a"), make_row(id="a", system="gb200"))
     assert run_main(capsys, "--rows-file", str(path), "--model", "Nope")[::2] == (1, (
         f"{path}: 1 rows of other systems left out (gb200 1); --system picks one of b200_sxm, "
-        f"h100_sxm, h200_sxm\n{path}: no row matches --engine/--model; its models: "
+        f"b300_sxm, h100_sxm, h200_sxm\n{path}: no row matches --engine/--model; its models: "
         "Llama-3.1-8B\n"))
