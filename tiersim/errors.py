@@ -202,3 +202,44 @@ def import_extra(module: str, name: str, missing: str, reinstall: str,
     said = " ".join(said.split())
     said = said if len(said) <= 200 else f"{said[:197]}..."
     raise kind(f"{name} cannot be imported ({said}); reinstall it: {reinstall}") from None
+
+
+#: What to do about an operating-system error a user can meet, by errno name.
+OS_FIXES = {
+    "ENAMETOOLONG": "use a shorter name (at most 255 bytes for each folder or file name)",
+    "ENOSPC": "free some space on that disk or write elsewhere",
+    "EDQUOT": "free some space on that disk or write elsewhere",
+    "EACCES": "check the permissions of the file and its folders",
+    "EPERM": "check the permissions of the file and its folders",
+    "EROFS": "write to a disk that is not read-only",
+}
+
+
+def os_error_line(err: OSError, stdout: bool = False) -> str:
+    """One line for an operating-system error: the file it names (shortened to 120 characters),
+    or standard output where that is what failed (``stdout``), what the system said, and the
+    fix where one is known (:data:`OS_FIXES`)."""
+    import errno
+
+    if not stdout and err.filename is None and _working_folder_gone():
+        return ("the current folder no longer exists (it was removed after the command's shell "
+                "entered it); cd to a folder that exists and run the command again")
+    where = "standard output" if stdout else None if err.filename is None else str(err.filename)
+    if where is not None and len(where) > 120:
+        where = where[:117] + "..."
+    said = err.strerror or str(err) or type(err).__name__
+    line = f"{where}: {said}" if where else said
+    fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
+    return f"{line}; {fix}" if fix else line
+
+
+def _working_folder_gone() -> bool:
+    """Whether the current folder was removed while a shell stood in it (``os.getcwd`` then
+    fails with no file name, and so does every relative path)."""
+    import os
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False

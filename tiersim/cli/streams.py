@@ -1,23 +1,15 @@
 """Standard output and error around a command run by :class:`tiersim.cli.app.TiersimApp`:
 refused when closed, a character the encoding cannot hold written as its escape, a reader gone
-from the pipe told apart from other broken pipes; the one line an operating-system error or
-memory running out ends a command with; and tiersim's warnings as ``note:`` lines.
+from the pipe told apart from other broken pipes; the one line memory running out ends a
+command with (an operating-system error's is :func:`tiersim.errors.os_error_line`); and
+tiersim's warnings as ``note:`` lines.
 """
 
 from __future__ import annotations
 
 from tiersim.cli.usage import echo
 from tiersim.errors import TiersimError, escaped
-
-#: What to do about an operating-system error a user can meet, by errno name.
-OS_FIXES = {
-    "ENAMETOOLONG": "use a shorter name (at most 255 bytes for each folder or file name)",
-    "ENOSPC": "free some space on that disk or write elsewhere",
-    "EDQUOT": "free some space on that disk or write elsewhere",
-    "EACCES": "check the permissions of the file and its folders",
-    "EPERM": "check the permissions of the file and its folders",
-    "EROFS": "write to a disk that is not read-only",
-}
+from tiersim.errors import os_error_line as os_error_line  # moved there; app.py reads it here
 
 
 def memory_line(err: MemoryError) -> str:
@@ -28,24 +20,6 @@ def memory_line(err: MemoryError) -> str:
     return (f"out of memory{said}: this command needs more memory than the process may use; "
             "run it where it may use more (ulimit -v, a container's limit), or make the run "
             "smaller (a shorter trace.window, fewer replicas or sweep points)")
-
-
-def os_error_line(err: OSError, stdout: bool = False) -> str:
-    """One line for an operating-system error: the file it names (shortened to 120 characters),
-    or standard output where that is what failed (``stdout``), what the system said, and the
-    fix where one is known (:data:`OS_FIXES`)."""
-    import errno
-
-    if not stdout and err.filename is None and _working_folder_gone():
-        return ("the current folder no longer exists (it was removed after the command's shell "
-                "entered it); cd to a folder that exists and run the command again")
-    where = "standard output" if stdout else None if err.filename is None else str(err.filename)
-    if where is not None and len(where) > 120:
-        where = where[:117] + "..."
-    said = err.strerror or str(err) or type(err).__name__
-    line = f"{where}: {said}" if where else said
-    fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
-    return f"{line}; {fix}" if fix else line
 
 
 def _refuse_closed_stdout() -> None:
@@ -72,18 +46,6 @@ def _escape_unencodable() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError):  # closed, or not a text stream
             stream.reconfigure(errors="backslashreplace")
-
-
-def _working_folder_gone() -> bool:
-    """Whether the current folder was removed while a shell stood in it (``os.getcwd`` then
-    fails with no file name, and so does every relative path)."""
-    import os
-
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        return True
-    return False
 
 
 def _reader_gone(ending: BaseException) -> bool:
