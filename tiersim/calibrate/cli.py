@@ -26,7 +26,14 @@ from tiersim.calibrate.options import (
     model_shapes,
     quick_problem,
 )
-from tiersim.errors import READER_GONE, TiersimError, escaped, import_extra, shown
+from tiersim.errors import (
+    READER_GONE,
+    TiersimError,
+    escaped,
+    import_extra,
+    os_error_line,
+    shown,
+)
 
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
@@ -153,11 +160,24 @@ def main(argv: list[str] | None = None) -> int:
     partial name (see ``runner.partial_path``) and an earlier ``--out`` left as it was. A
     character standard output cannot encode is printed as its escape (``\\xfc``): in a C
     locale, a profile written as ``prüfung.json`` was named in a UnicodeEncodeError traceback.
+    An operating-system error (a path the system refuses to look up: a name over 255 bytes)
+    is the one line :func:`tiersim.errors.os_error_line` gives, as ``tiersim calibrate``
+    prints it; it was a traceback here.
     """
     for stream in (sys.stdout, sys.stderr):  # a name a C locale cannot print, as its escape
         with suppress(AttributeError, ValueError):  # closed, or not a text stream
             stream.reconfigure(errors="backslashreplace")
     args = parser().parse_args(argv)
+    try:
+        return _checked_and_measured(args)
+    except OSError as err:
+        error(os_error_line(err))
+        return 1
+
+
+def _checked_and_measured(args) -> int:
+    """:func:`main` after its arguments are parsed: refuse what cannot be measured or written,
+    then measure; the exit status."""
     if args.device.strip() and args.device not in DEVICES:  # before torch is imported
         error(f"--device {shown(args.device, 64)}: must be cuda or cpu")
         return 1
