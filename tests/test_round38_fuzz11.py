@@ -1,18 +1,23 @@
-"""Round 38, hostile input (helper fuzz11): a path the system refuses to look up, given to
-``python -m tiersim.calibrate``. Each test names what a user saw before
+"""Round 38, hostile input (helper fuzz11): paths the system refuses to look up, given to
+``python -m tiersim.calibrate`` and to every command. Each test names what a user saw before
 its fix."""
 
 from __future__ import annotations
 
 import pytest
-from test_hostile_inputs import one_error_line
+from test_hostile_inputs import ROOT, one_error_line, run_cli
 
 from tiersim.calibrate.cli import main as harness_main
 
 LONG_NAME = "b" * 300
 """A file name over the 255 bytes a name may have."""
 
+LONG_PATH = "a/" * 2100 + "x"
+"""A path of 4,201 bytes, each of its names one byte: over the 4,095 a path may have."""
+
 NAME_FIX = "use a shorter name (at most 255 bytes for each folder or file name)"
+PATH_FIX = ("use a shorter path (at most 4,095 bytes in all: fewer or shorter folder names, or "
+            "a relative path from a folder nearer the file)")
 
 
 def cut(path: str) -> str:
@@ -33,6 +38,8 @@ HARNESS_PATHS = {
     "--config under a long name": (["--out", "p.json", "--config",
                                     f"{LONG_NAME}/config.json"],
                                    f"{LONG_NAME}/config.json", NAME_FIX),
+    "--out of a long path": (["--quick", "--out", f"{LONG_PATH}.json"], f"{LONG_PATH}.json",
+                             PATH_FIX),
 }
 
 
@@ -46,4 +53,26 @@ def test_a_path_the_system_refuses_is_one_line_from_the_harness(tmp_path, capsys
     monkeypatch.chdir(tmp_path)
     line = one_error_line(*run_harness(capsys, "--device", "cpu", *args))
     assert line == f"Error: {cut(named)}: File name too long; {fix}"
+    assert list(tmp_path.iterdir()) == []
+
+
+COMMAND_PATHS = {
+    "run --out": (["run", str(ROOT / "tiersim" / "scenarios" / "tiny.yaml"), "--out", LONG_PATH],
+                  LONG_PATH),
+    "trace inspect": (["trace", "inspect", f"{LONG_PATH}.csv"], None),
+    "report": (["report", LONG_PATH], LONG_PATH),
+}
+
+
+@pytest.mark.parametrize(("argv", "named"), COMMAND_PATHS.values(), ids=COMMAND_PATHS)
+def test_a_path_too_long_in_all_is_not_told_to_shorten_its_names(tmp_path, capsys, monkeypatch,
+                                                                 argv, named):
+    """A path of 4,201 bytes whose every name is one byte read 'File name too long; use a
+    shorter name (at most 255 bytes for each folder or file name)', a fix every name already
+    met: the system's limit passed is the whole path's. The line now says so (a name over 255
+    bytes keeps its own fix, above), and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(*run_cli(capsys, *argv))
+    named = named if named is not None else str(tmp_path / f"{LONG_PATH}.csv")
+    assert line == f"Error: {cut(named)}: File name too long; {PATH_FIX}"
     assert list(tmp_path.iterdir()) == []

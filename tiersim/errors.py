@@ -230,7 +230,27 @@ def os_error_line(err: OSError, stdout: bool = False) -> str:
     said = err.strerror or str(err) or type(err).__name__
     line = f"{where}: {said}" if where else said
     fix = OS_FIXES.get(errno.errorcode.get(err.errno or 0, ""))
+    if err.errno == errno.ENAMETOOLONG and not _long_name_in(err.filename):
+        fix = PATH_TOO_LONG_FIX
     return f"{line}; {fix}" if fix else line
+
+
+PATH_TOO_LONG_FIX = ("use a shorter path (at most 4,095 bytes in all: fewer or shorter folder "
+                     "names, or a relative path from a folder nearer the file)")
+"""The fix of ENAMETOOLONG where no folder or file name of the path is over 255 bytes: the
+path as a whole is over the system's limit (Linux's PATH_MAX less its NUL), and the line told
+to keep each name within 255 bytes, which every name already was."""
+
+
+def _long_name_in(path) -> bool:
+    """Whether a folder or file name of ``path`` (None: unknown, taken as True) is over 255
+    bytes, the most a name may have."""
+    import os
+
+    if path is None:
+        return True
+    raw = os.fsencode(path) if isinstance(path, str | bytes | os.PathLike) else b""
+    return not raw or max(len(part) for part in raw.split(b"/")) > 255
 
 
 def _working_folder_gone() -> bool:
