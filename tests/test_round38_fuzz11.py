@@ -76,3 +76,17 @@ def test_a_path_too_long_in_all_is_not_told_to_shorten_its_names(tmp_path, capsy
     named = named if named is not None else str(tmp_path / f"{LONG_PATH}.csv")
     assert line == f"Error: {cut(named)}: File name too long; {PATH_FIX}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_name_whose_partial_name_is_too_long_says_so(tmp_path, capsys, monkeypatch):
+    """``--out`` of a 255-byte name (the most a name may have) read 'ccc...: File name too
+    long; use a shorter name (at most 255 bytes for each folder or file name)': the name the
+    system refused was the partial one (``.partial`` added, 263 bytes), cut where it still
+    looked like ``--out``'s. The line now names the partial name and the room --out has."""
+    monkeypatch.chdir(tmp_path)
+    out = "c" * 250 + ".json"
+    line = one_error_line(*run_harness(capsys, "--device", "cpu", "--quick", "--out", out))
+    assert line == (f"Error: --out '{'c' * 56}...: its partial name (where a run that does not "
+                    "finish writes what it measured: .partial added) would be 263 bytes, over "
+                    "the 255 a file name may have; give --out a name of at most 247 bytes")
+    assert list(tmp_path.iterdir()) == []

@@ -397,6 +397,9 @@ def partial_problem(out: str) -> str | None:
     from tiersim.calibrate.schema import partial_path
 
     partial = partial_path(out)
+    too_long = _partial_name_too_long(out, partial)
+    if too_long:
+        return too_long
     where = f"--out {out}: {partial}, where a run that does not finish writes what it measured"
     if partial.exists() and not partial.is_file():
         return (f"{where}, is not a regular file (a folder, device or pipe); move it, or give "
@@ -407,6 +410,24 @@ def partial_problem(out: str) -> str | None:
         return (f"{where} (and a complete run removes), holds {what}{verdict}; move it, or "
                 "give another --out")
     return None
+
+
+NAME_MAX_BYTES = 255
+"""The most bytes a folder or file name may have (``tiersim.scenario.NAME_MAX_BYTES``)."""
+
+
+def _partial_name_too_long(out: str, partial: Path) -> str | None:
+    """Refuse an ``--out`` whose own name fits the system's 255 bytes but whose partial name
+    (``.partial`` added) does not: looking the partial file up failed with 'File name too
+    long; use a shorter name (at most 255 bytes ...)', naming the first 117 characters of a
+    name that looked like ``--out``'s, which was within the limit. None where it fits."""
+    size = len(os.fsencode(partial.name))
+    if size <= NAME_MAX_BYTES:
+        return None
+    room = NAME_MAX_BYTES - (size - len(os.fsencode(Path(out).name)))
+    return (f"--out {shown(out, 60)}: its partial name (where a run that does not finish "
+            f"writes what it measured: .partial added) would be {size} bytes, over the "
+            f"{NAME_MAX_BYTES} a file name may have; give --out a name of at most {room} bytes")
 
 
 def partial_name_problem(out: str) -> str | None:
