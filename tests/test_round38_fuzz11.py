@@ -1,13 +1,14 @@
 """Round 38, hostile input (helper fuzz11): paths the system refuses to look up, given to
-``python -m tiersim.calibrate`` and to every command. Each test names what a user saw before
-its fix."""
+``python -m tiersim.calibrate`` and to every command; a Ray address of a signed port. Each
+test names what a user saw before its fix."""
 
 from __future__ import annotations
 
 import pytest
-from test_hostile_inputs import ROOT, one_error_line, run_cli
+from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli
 
 from tiersim.calibrate.cli import main as harness_main
+from tiersim.sweep import executors
 
 LONG_NAME = "b" * 300
 """A file name over the 255 bytes a name may have."""
@@ -90,3 +91,33 @@ def test_an_out_name_whose_partial_name_is_too_long_says_so(tmp_path, capsys, mo
                     "finish writes what it measured: .partial added) would be 263 bytes, over "
                     "the 255 a file name may have; give --out a name of at most 247 bytes")
     assert list(tmp_path.iterdir()) == []
+
+
+class NoRay:
+    """A ``ray`` that must not be reached (``tests/test_ray_address_ports.py``'s)."""
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kw):
+        raise AssertionError(f"ray.init reached with {kw}")
+
+
+@pytest.mark.parametrize(("address", "port"), [("localhost:-1", "-1"),
+                                               ("127.0.0.1:-6379", "-6379"),
+                                               ("ray://head:-1", "-1")])
+def test_a_ray_address_of_a_negative_port_is_refused_at_once(tmp_path, capsys, monkeypatch,
+                                                             address, port):
+    """``tiersim sweep s.yaml --executor ray --address localhost:-1`` hung (Ray retried it for
+    minutes, holding the sweep's folder; ``timeout 60`` ended it): a port of 0 or above
+    65535 was refused at once, but ``-1`` was no whole number to the check (``isdigit``), so
+    Ray, whose ``int`` reads it, was left to judge it. A signed port is now read as Ray reads
+    it, and refused as any port outside 1 to 65535; nothing is written."""
+    monkeypatch.setattr(executors, "_ray", NoRay)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(TINY + "sweep: {seed: [0, 1]}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor", "ray",
+                                   "--address", address, "--no-report"))
+    assert line == (f"Error: --address {address}: port {port} is no TCP port (1 to 65535); "
+                    "give host:port of a running Ray cluster, or leave it out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

@@ -535,18 +535,25 @@ def _host_port(address: str | None, named: str | None = None,
     text = address or ""
     client = text.startswith("ray://")
     host, sep, port = text.removeprefix("ray://").rpartition(":")
-    if client and not (sep and port.isdigit()):  # ray://host, ray://[::1]
+    if client and not (sep and _whole(port)):  # ray://host, ray://[::1]
         host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
-    if sep and port.isdigit() and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s
+    if sep and _whole(port) and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s
         raise TiersimError(f"{named or f'--address {address}'}: names no host before the "
                            f"port; {fix}")
-    if not sep or not host or not port.isdigit():
+    if not sep or not host or not _whole(port):
         return None
     if not 0 < int(port) < 65536:
         raise TiersimError(f"{named or f'--address {address}'}: port {port} is no TCP port "
                            f"(1 to 65535); {fix}")
     return host, int(port)
+
+
+def _whole(port: str) -> bool:
+    """Whether ``port`` is a whole number as Ray reads a port (Python's ``int``: digits, a sign
+    allowed): ``-1`` and ``+6379`` too, which were passed to Ray unchecked, and Ray retried
+    ``localhost:-1`` for minutes."""
+    return (port[1:] if port[:1] in ("+", "-") else port).isdigit()
 
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
