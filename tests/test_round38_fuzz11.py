@@ -121,3 +121,36 @@ def test_a_ray_address_of_a_negative_port_is_refused_at_once(tmp_path, capsys, m
     assert line == (f"Error: --address {address}: port {port} is no TCP port (1 to 65535); "
                     "give host:port of a running Ray cluster, or leave it out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+SMALL_LLAMA = ('{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, '
+               '"num_hidden_layers": 1, "intermediate_size": 128, "vocab_size": 100}')
+"""A config.json of a one-layer Llama the harness measures in a second on a CPU."""
+
+
+def test_a_model_folder_given_to_config_is_read_as_a_scenario_reads_it(tmp_path, capsys,
+                                                                     monkeypatch):
+    """``python -m tiersim.calibrate --config llama`` of a Hugging Face model folder (the
+    config.json in it) read 'llama: not a regular file; a config.json is a JSON file', where a
+    scenario's ``model: llama`` reads the same folder. The harness now reads the config.json
+    in it, and names the model after the folder, as tiersim run does."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama" / "config.json").write_text(SMALL_LLAMA)
+    code, err = run_harness(capsys, "--device", "cpu", "--config", "llama", "--ops", "overhead",
+                            "--out", "p.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "p.json").read_text())["provenance"]["model"] == "llama"
+
+
+def test_a_folder_without_a_config_given_to_config_is_one_line(tmp_path, capsys, monkeypatch):
+    """A folder holding no config.json is named so, with the fix, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    line = one_error_line(*run_harness(capsys, "--device", "cpu", "--config", "empty",
+                                       "--ops", "overhead", "--out", "p.json"))
+    assert line == ("Error: empty: a folder with no config.json in it; give the model's "
+                    "config.json or the folder holding it (Hugging Face's layout)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]

@@ -126,7 +126,8 @@ def parser() -> argparse.ArgumentParser:
                         "Qwen3-235B-A22B or MiniMax-M2.5; with --config, the name to give "
                         "that model")
     p.add_argument("--config", default=None, type=home_path,
-                   help="a Hugging Face config.json instead of --model")
+                   help="a Hugging Face config.json (or the folder holding it) instead of "
+                        "--model")
     p.add_argument("--precisions", default=",".join(PRECISIONS), type=_csv,
                    help=f"weight formats to measure, from {','.join(PRECISIONS)} (default all)")
     p.add_argument("--kv-dtypes", default=",".join(KV_DTYPES), type=_csv,

@@ -183,6 +183,18 @@ HARNESS_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe",
                  "gpt_oss", "minimax_m2")
 
 
+def _config_in(path: Path) -> Path:
+    """``path``, or the ``config.json`` in it where it is a folder (one line where the folder
+    holds none, as ``tiersim run`` says of a scenario's ``model:`` folder)."""
+    if not path.is_dir():
+        return path
+    inside = path / "config.json"
+    if not (inside.exists() or inside.is_symlink()):
+        raise CalibrateError(f"{path}: a folder with no config.json in it; give the model's "
+                             "config.json or the folder holding it (Hugging Face's layout)")
+    return inside
+
+
 def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     """Shapes from a Hugging Face ``config.json`` of a :data:`HARNESS_TYPES` model (Llama /
     Qwen dense, Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, MiniMax-M2), read as the simulator
@@ -190,8 +202,11 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
 
     Every size must be a JSON integer within ``LIMITS``; the heads must split into whole KV
     groups and whole head widths, and top-k must not exceed the experts (one line otherwise).
+    ``path`` may be the folder holding the ``config.json`` (Hugging Face's layout), as a
+    scenario's ``model:`` may: ``--config Llama-3.1-8B/`` read 'not a regular file; a
+    config.json is a JSON file'.
     """
-    p = Path(path)
+    p = _config_in(Path(path))
     cfg = read_json(p, "a config.json", CalibrateError, bom=HF_BOM)  # regular file, size cap
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
