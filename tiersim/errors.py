@@ -2,7 +2,8 @@
 
 Every error a person can cause with their input (a trace, a scenario, a profile) is raised as a
 subclass of :class:`TiersimError`. The CLI prints ``str(error)`` on one line and exits 1; nothing
-else in the package prints tracebacks for these.
+else in the package prints tracebacks for these. An operating-system error's one line is
+:func:`os_error_line` (the command line's and ``python -m tiersim.calibrate``'s).
 """
 
 from __future__ import annotations
@@ -218,7 +219,8 @@ OS_FIXES = {
 def os_error_line(err: OSError, stdout: bool = False) -> str:
     """One line for an operating-system error: the file it names (shortened to 120 characters),
     or standard output where that is what failed (``stdout``), what the system said, and the
-    fix where one is known (:data:`OS_FIXES`)."""
+    fix where one is known (:data:`OS_FIXES`; a name too long is told apart from a path too
+    long in all, :data:`PATH_TOO_LONG_FIX`)."""
     import errno
 
     if not stdout and err.filename is None and _working_folder_gone():
