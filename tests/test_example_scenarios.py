@@ -63,23 +63,23 @@ def test_example_runs_and_reports_router_and_savings(runs, name):
 
 
 def test_default_is_the_planned_fleet_and_its_saving_is_simulated(runs):
-    """default.yaml is what `tiersim plan scenarios/plan_default.yaml` chose: uniform BF16,
-    17 x 1 GPU (p99 TPOT sets the size, through the host time of eager prefill steps, which no
-    precision shortens; FP8 + BF16 costs the same and uniform FP8 misses the floor). It meets
-    its SLOs and floor, and the saving the run prints is against the uniform BF16 fleet it
-    sizes again by simulation: none, since the plan is that fleet."""
+    """default.yaml is what `tiersim plan scenarios/plan_default.yaml` chose: FP8 10 + BF16 7,
+    one GPU each, behind the floor router (p99 TPOT sets the size, through the host time of eager
+    prefill steps, which no precision shortens; uniform FP8 misses the floor). It meets its SLOs
+    and floor, and the saving the run prints is against the uniform BF16 fleet it sizes again
+    by simulation: 18 x 1 GPU, one replica more, so 1/18 an hour."""
     _, summary, _ = runs["default"]
     shape = {n: (t["replicas"], t["gpus_per_replica"]) for n, t in summary["tiers"].items()}
-    assert shape == {"bf16": (17, 1)}
-    assert summary["router"]["policy"] == "uniform"
+    assert shape == {"fp8": (10, 1), "bf16": (7, 1)}
+    assert summary["router"]["policy"] == "floor"
     assert summary["ttft_p99_s"] <= summary["slo_ttft_p99_s"]
     assert summary["tpot_p99_s"] <= summary["slo_tpot_p99_s"]
     assert summary["accuracy"] >= summary["accuracy_floor"]
     saved = summary["savings"]
     assert saved["method"] == "simulated" and saved["cost_model"] == "provisioned"
-    assert saved["uniform"]["bf16"]["replicas"] == 17
+    assert saved["uniform"]["bf16"]["replicas"] == 18
     assert saved["uniform"]["bf16"]["gpus_per_replica"] == 1
-    assert saved["vs_uniform_frac"] == pytest.approx(0.0, abs=1e-9)
+    assert saved["vs_uniform_frac"] == pytest.approx(1 / 18, rel=1e-6)
     assert summary["cost_usd"] == summary["provisioned_cost_usd"] > summary["attributed_cost_usd"]
 
 
