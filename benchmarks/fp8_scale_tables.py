@@ -23,12 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tiersim.hardware.gpus import GPUS  # noqa: E402
 from tiersim.perf.aic_importer import Importer, scale_tables  # noqa: E402
 from tiersim.perf.profile import load_profile  # noqa: E402
 
 PROFILES = (sorted((ROOT / "tiersim" / "profiles").glob("*_aiconfigurator_vllm.json"))
             + sorted((ROOT / "benchmarks" / "data").glob("*_aiconfigurator_*.json")))
-_GPUS = {"H200": "h200", "H100": "h100", "B200": "b200"}
+#: A profile's ``gpu`` (the catalogue's display name) -> the importer's GPU key, for every
+#: catalogue GPU (a new one, such as B300, needs nothing here).
+_GPUS = {gpu.name: key for key, gpu in GPUS.items()}
 
 
 def profile_scale_tables(path: Path, doc: dict) -> list[dict]:
