@@ -49,7 +49,7 @@ def test_bundled_scenarios_load(name):
 def test_default_scenario_is_the_documented_fleet():
     s = load_scenario(REPO / "scenarios" / "default.yaml")
     assert (s.model, s.gpu, s.seed) == ("Qwen3-Coder-30B-A3B", "H200", 0)
-    assert [t.precision for t in s.tiers] == ["bf16"]  # as planned (plan_default.yaml)
+    assert [t.precision for t in s.tiers] == ["fp8", "bf16"]  # as planned (plan_default.yaml)
     assert s.trace.path == "azure2023_code.parquet"
 
 
