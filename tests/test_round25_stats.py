@@ -69,7 +69,8 @@ def test_metrics_doc_quotes_the_default_jobs_littles_law_figures_as_a_run_gives_
     in a batch by Little's law (sum of e2e - queue over D). It said 8.2 against 8.9, the
     figures of the commit that wrote it (8.23 / 8.89); the run then gave 8.09 / 8.86, the gap
     being the engine's sampling. Since round 26 the series are exact time-weighted means and
-    the two agree to float error (9.041; 8.857 before the overhead refit of 2026-12-06), as
+    the two agree to float error (9.018 on FP8 10 + BF16 7; 9.041 on uniform BF16 17, the
+    default fleet until 2026-12-06, 8.857 before the overhead refit of that day), as
     ``waiting`` and the sum of queue_s over D do."""
     import json
     import re
@@ -96,6 +97,11 @@ def test_metrics_doc_quotes_the_default_jobs_littles_law_figures_as_a_run_gives_
                        r"requests\.parquet", doc)
     assert quoted, "docs/metrics.md no longer quotes the Little's law figures"
     assert quoted.groups() == (f"{sampled:.3f}", f"{little:.3f}"), (sampled, little)
+    queued = float(req["queue_s"][done].sum()) / duration
+    quoted = re.search(r"and `waiting` (\d+\.\d{3}) against (\d+\.\d{3}) \(the sum of "
+                       r"`queue_s` over `D`\)", doc)
+    assert quoted, "docs/metrics.md no longer quotes the waiting figures"
+    assert quoted.groups() == (f"{waiting:.3f}", f"{queued:.3f}"), (waiting, queued)
 
 
 def test_static_split_takes_a_uniform_tier_as_accurate_as_the_run_within_float_error():
