@@ -111,6 +111,8 @@ from tiersim.results_savings import (  # noqa: F401 - re-exported
     basis_words,
     drain_words,
     fleet_size,
+    mix_rows,
+    mix_words,
     paid,
     paid_order,
     paid_share,

@@ -206,6 +206,24 @@ def _plain(value: float, digits: int) -> str:
     return f"{value:.{digits}g}"
 
 
+def mix_words(mix: dict[str, float] | None) -> str:
+    """A static split's fleets and shares in words, ``67.7% bf16 + 32.3% fp8``, in the order
+    given (a summary's keys are sorted); empty where the split is unknown (a summary written
+    before the mix was kept, or no split)."""
+    if not mix:
+        return ""
+    return " + ".join(f"{share:.1%} {name}" for name, share in mix.items())
+
+
+MIX_ROW = "static split of equal accuracy (share of the requests)"
+"""The report's row naming the uniform fleets a static split mixes (:func:`mix_words`)."""
+
+
+def mix_rows(mix: dict[str, float] | None) -> list[list[str]]:
+    """The report's :data:`MIX_ROW` for a static split ``mix``; none where it is unknown."""
+    return [[MIX_ROW, mix_words(mix)]] if mix else []
+
+
 @dataclass(frozen=True)
 class SavingsResult:
     """The routed fleet's cost against the cheapest uniform fleet meeting the accuracy floor and
@@ -221,8 +239,10 @@ class SavingsResult:
     likewise (:func:`tiersim.routing.metrics.static_split_saving`): ``vs_static_split_frac`` on
     ``saving_basis`` (against ``static_split_cost_per_hour_usd`` under provisioned cost),
     ``static_split_cost_usd``, ``vs_static_split_usd`` and ``vs_static_split_over_trace_frac``
-    over the trace. ``routed_cost_per_hour_usd``: the run's own fleet's provisioned rate (None
-    for an estimate, or a summary written before it), beside each simulated uniform fleet's
+    over the trace; ``static_split_mix``: the uniform fleets the split mixes, each with its
+    share of the requests. ``routed_cost_per_hour_usd``: the run's own fleet's provisioned
+    rate (None for an estimate, or a summary written before it), beside each simulated uniform
+    fleet's
     ``cost_per_hour_usd``: the two rates a saving per hour is the share of.
     ``routed_slo_met`` / ``routed_floor_met``: whether the run's own fleet met the SLOs (p99 TTFT
     and TPOT, nothing dropped) and the accuracy floor; when either is False the saving would
@@ -252,6 +272,7 @@ class SavingsResult:
     static_split_cost_per_hour_usd: float | None = None
     vs_static_split_over_trace_frac: float | None = None
     routed_cost_per_hour_usd: float | None = None
+    static_split_mix: dict[str, float] | None = None  # None: written before it, or no split
 
     @property
     def shows_rates(self) -> bool:

@@ -171,7 +171,8 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
         vs_uniform_over_trace_frac=saved_share(routed, priced[0]),
         saving_basis=saving_basis(cost_model), routed_cost_per_hour_usd=rate,
         **static_split_saving(cost_model, accuracy, (routed, rate),
-                              [(u.cost_usd, u.cost_per_hour_usd, u.accuracy) for u in served]),
+                              [(u.cost_usd, u.cost_per_hour_usd, u.accuracy) for u in served],
+                              [u.tier for u in served]),
         drain_gap=base and drain_words((rate, base.cost_per_hour_usd),
                                        (duration, base.duration_s), cost_model))
 

@@ -49,6 +49,7 @@ from tiersim.results import (
     design_verdict,
     floor_digits,
     in_margin_order,
+    mix_rows,
     saving_without_share,
     share_text,
     source_words,
@@ -438,6 +439,7 @@ def savings_section(run: RunResult) -> str:
         [f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}",
          no_baseline if no_baseline is not None else
          _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
+        *mix_rows(s.static_split_mix),
         [f"saved vs a static split of equal accuracy"
          f"{basis_words(s.saving_basis, s.vs_static_split_frac)}",
          _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike],
@@ -468,6 +470,7 @@ def _plan_saving_rows(saving: dict) -> list[list]:
     split = saving.get("vs_static_split_frac")
     return rows + [
         [f"saved vs it{basis_words(basis, share)}", _saved(share, saving.get("vs_uniform_usd"))],
+        *mix_rows(saving.get("static_split_mix")),
         [f"saved vs a static split of equal accuracy{basis_words(basis, split)}",
          _saved(split, saving.get("vs_static_split_usd"))],
         *_why_rows(saving.get("drain_gap"))]

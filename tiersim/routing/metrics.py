@@ -247,13 +247,24 @@ def static_split_cost(accuracy: float, uni_cost: np.ndarray, uni_acc: np.ndarray
 
 STATIC_SPLIT_FIELDS = ("static_split_cost_usd", "static_split_cost_per_hour_usd",
                        "vs_static_split_usd", "vs_static_split_frac",
-                       "vs_static_split_over_trace_frac")
+                       "vs_static_split_over_trace_frac", "static_split_mix")
 """The fields of a saving against a static split (:func:`static_split_saving`)."""
+
+
+def mix_shares(mix: tuple[int, int, float | None] | None,
+               names: list[str]) -> dict[str, float] | None:
+    """The split ``mix`` (:func:`split_mixes`) as uniform fleet name -> its share of the
+    requests (one fleet alone: 1.0); None for no split."""
+    if mix is None:
+        return None
+    i, j, f = mix
+    return {names[j]: 1.0} if f is None else {names[i]: 1.0 - f, names[j]: f}
 
 
 def static_split_saving(cost_model: str | None, accuracy: float,
                         routed: tuple[float, float | None],
-                        uniform: list[tuple[float, float | None, float]]) -> dict:
+                        uniform: list[tuple[float, float | None, float]],
+                        names: list[str] | None = None) -> dict:
     """The routed fleet against the cheapest static split of the ``uniform`` fleets (each
     ``(cost over the trace, USD/hour, accuracy)``) at the routed ``accuracy``
     (:func:`static_split_cost`), on the basis the plan ranks fleets by
@@ -270,7 +281,13 @@ def static_split_saving(cost_model: str | None, accuracy: float,
     trace under provisioned cost too, so a plan costing 13.0 % more per hour than a split read
     "saves 6.17 %" against it where the split's fleets drained longer; and then the figures
     over the trace came from the split cheapest over the trace, another one (uniform d alone,
-    18 USD, beside 14.16 USD/hour of 40 % a + 60 % c)."""
+    18 USD, beside 14.16 USD/hour of 40 % a + 60 % c).
+
+    ``names``: the uniform fleets' names, in ``uniform``'s order; ``static_split_mix`` names the
+    fleets the split mixes and each one's share (:func:`mix_shares`; None without ``names``), so
+    that two splits of the same routed fleet over different candidate fleets (``tiersim run``'s
+    uniform fleets are the scenario's tiers, ``tiersim plan``'s also its baselines) say why
+    they differ."""
     costs, rates = [u[0] for u in uniform], [u[1] for u in uniform]
     mixes = split_mixes(accuracy, [u[2] for u in uniform])
     hourly = saving_basis(cost_model) == PER_HOUR and None not in rates
@@ -285,6 +302,7 @@ def static_split_saving(cost_model: str | None, accuracy: float,
         "vs_static_split_usd": None if split is None else float(split - routed[0]),
         "vs_static_split_frac": paid_share(cost_model, routed, (split, per_hour)),
         "vs_static_split_over_trace_frac": saved_share(routed[0], split),
+        "static_split_mix": mix_shares(mix, names) if names is not None else None,
     }
 
 
@@ -347,7 +365,8 @@ def savings(
     base_i = int(meets[np.argmin(uni_cost[meets])]) if len(meets) else None
     split = static_split_saving(None, accuracy, (routed, None),  # attributed: over the trace
                                 [(c, None, a) for c, a in zip(uni_cost[priced], uni_acc[priced],
-                                                              strict=True)])
+                                                              strict=True)],
+                                [t.name for t, p in zip(tiers, priced, strict=True) if p])
     return {
         "routed_cost_usd": routed,
         "accuracy": accuracy,
