@@ -550,10 +550,11 @@ def _host_port(address: str | None, named: str | None = None,
 
 
 def _whole(port: str) -> bool:
-    """Whether ``port`` is a whole number as Ray reads a port (Python's ``int``: digits, a sign
-    allowed): ``-1`` and ``+6379`` too, which were passed to Ray unchecked, and Ray retried
-    ``localhost:-1`` for minutes."""
-    return (port[1:] if port[:1] in ("+", "-") else port).isdigit()
+    """Whether ``port`` is a whole number as Ray reads a port (Python's ``int``: decimal digits,
+    a sign allowed): ``-1`` and ``+6379`` too, which were passed to Ray unchecked, and Ray
+    retried ``localhost:-1`` for minutes. Decimal, not ``isdigit``: a superscript ``²`` is a
+    digit ``int`` refuses (a ValueError traceback)."""
+    return (port[1:] if port[:1] in ("+", "-") else port).isdecimal()
 
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

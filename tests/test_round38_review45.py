@@ -1,0 +1,46 @@
+"""Round 38, review of the day's changes (helper review45): what a reviewer found in them,
+each test naming what a user saw before its fix."""
+
+from __future__ import annotations
+
+import pytest
+from test_hostile_inputs import TINY, one_error_line, run_cli
+from test_round38_fuzz11 import NoRay
+
+from tiersim.sweep import executors
+
+
+class PortParsingRay(NoRay):
+    """A ``ray`` whose ``init`` refuses a port it cannot parse, as Ray 2.60 does."""
+
+    def init(self, address=None, **kw):
+        raise ValueError(f"Unable to parse port number from {address.rpartition(':')[2]}")
+
+
+@pytest.mark.parametrize("port", ["\u00b2", "1\u00b2", "-\u00b2"])
+def test_a_ray_address_of_a_superscript_port_is_no_traceback(tmp_path, capsys, monkeypatch,
+                                                            port):
+    """``tiersim sweep s.yaml --executor ray --address localhost:²`` ended in a ValueError
+    traceback ('invalid literal for int() with base 10'): the port check took ``isdigit``,
+    which a superscript digit passes, for what Python's ``int`` (Ray's) reads, which is
+    ``isdecimal``. Such a port is now left to Ray, as any address that is not host:port is,
+    and Ray's refusal is the one line it is for another malformed address; nothing is
+    written."""
+    monkeypatch.setattr(executors, "_ray", PortParsingRay)
+    assert executors._host_port(f"localhost:{port}") is None
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(TINY + "sweep: {seed: [0, 1]}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor", "ray",
+                                   "--address", f"localhost:{port}", "--no-report"))
+    assert line == (f"Error: --address localhost:{port}: cannot join the Ray cluster (Unable "
+                    f"to parse port number from {port}); give host:port of a running cluster, "
+                    "or leave it out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+def test_a_ray_address_of_a_decimal_port_in_another_script_is_read_as_int_reads_it():
+    """A port in another script's decimal digits (Arabic-Indic ``٦٣٧٩``) is a whole number to
+    Python's ``int``, as to Ray: it is read as that port, and checked as one."""
+    assert executors._host_port("localhost:\u0666\u0663\u0667\u0669") == ("localhost", 6379)
+    with pytest.raises(executors.TiersimError, match="port -\u0661 is no TCP port"):
+        executors._host_port("localhost:-\u0661")
