@@ -3,7 +3,8 @@
 Replays the Azure 2023 conversation trace's (input, output) lengths (``--trace``: another bundled
 trace's, with its prefix hashes), resampled to N requests with Poisson arrivals, through the
 default scenario's fleet (every tier and replica of scenarios/default.yaml with the shipped
-profile's step times; at the latest figures below Qwen3-Coder-30B-A3B on H200, BF16 17 x 1 GPU),
+profile's step times; today Qwen3-Coder-30B-A3B on H200, FP8 10 x 1 + BF16 7 x 1 GPU; the
+figures below were taken on earlier defaults, each named with its figures),
 the requests split evenly at random across the tiers (the scenario's router is not used), at an
 arrival rate of 70% of the fleet's saturation throughput (requests completed per second with every
 request queued at once; measured by a first run unless ``--rate`` is given). Only
@@ -17,7 +18,7 @@ request queued at once; measured by a first run unless ``--rate`` is given). Onl
 
 Not a test: timings on shared machines are noisy. Quote the figure with the machine and load.
 
-Measured (2-core shared box, 1 Dec 2026), on today's default (BF16 17 x 1 GPU; 200,000
+Measured (2-core shared box, 1 Dec 2026), on the default of then (BF16 17 x 1 GPU; 200,000
 requests at 187.6 req/s, 70% of its 268.1/s), quiet, three runs: 32,123 / 31,833 / 33,746
 requests/s, peak RSS 248 MB. On the default before it (FP8 9 x 1 + BF16 8 x 1 GPU; 171.9 req/s,
 70% of 245.6/s; not comparable with figures taken on the earlier three-replica default),
