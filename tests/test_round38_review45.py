@@ -44,3 +44,29 @@ def test_a_ray_address_of_a_decimal_port_in_another_script_is_read_as_int_reads_
     assert executors._host_port("localhost:\u0666\u0663\u0667\u0669") == ("localhost", 6379)
     with pytest.raises(executors.TiersimError, match="port -\u0661 is no TCP port"):
         executors._host_port("localhost:-\u0661")
+
+
+@pytest.mark.parametrize("config", [".", "config.json", "./config.json"])
+def test_a_config_in_the_working_folder_is_named_as_tiersim_run_names_it(tmp_path, capsys,
+                                                                         monkeypatch, config):
+    """``python -m tiersim.calibrate --config .`` (the folder form the harness reads since
+    today), or ``--config config.json``, from inside the model's folder named the model ''
+    (``Path('config.json').parent.name`` is empty): the profile read ``provenance.model: ''``
+    and was named ``cpu_harness__tp1``. tiersim run names the same reference ``config`` (the
+    file's stem, ``hf_file._model_name``); the harness now does too."""
+    import json
+
+    from test_round38_fuzz11 import SMALL_LLAMA, run_harness
+
+    from tiersim.hardware.models import get_model
+
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    (folder / "config.json").write_text(SMALL_LLAMA)
+    monkeypatch.chdir(folder)
+    code, err = run_harness(capsys, "--device", "cpu", "--config", config, "--ops", "overhead",
+                            "--out", str(tmp_path / "p.json"))
+    assert code == 0, err
+    model = json.loads((tmp_path / "p.json").read_text())["provenance"]["model"]
+    with pytest.warns(UserWarning):  # the one-layer config names no context length
+        assert model == get_model(config).name == "config"

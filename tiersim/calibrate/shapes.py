@@ -247,7 +247,8 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     given = outer.get("_name_or_path")  # a wrapper's own, not its language model's base
     return ModelShapes(
         name=name or (given if isinstance(given, str) and given.strip() else None)
-        or (p.parent.name if p.name == "config.json" else p.stem),  # as tiersim run names it
+        or (p.parent.name if p.name == "config.json" and p.parent.name  # as tiersim run
+            else p.stem),  # names it; --config . or config.json: 'config', not ''
         layers=_get(cfg, where, "num_hidden_layers"),
         hidden=hidden,
         heads=heads,
