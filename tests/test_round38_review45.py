@@ -70,3 +70,22 @@ def test_a_config_in_the_working_folder_is_named_as_tiersim_run_names_it(tmp_pat
     model = json.loads((tmp_path / "p.json").read_text())["provenance"]["model"]
     with pytest.warns(UserWarning):  # the one-layer config names no context length
         assert model == get_model(config).name == "config"
+
+
+def test_a_harness_profile_of_a_b300_sxm_is_read_as_b300():
+    """On an HGX B300 torch and nvidia-smi name the device "NVIDIA B300 SXM6 AC" (public
+    run logs of 8-GPU B300 nodes, 275,040 MiB each: the catalogue's B300), so the harness
+    writes ``gpu: B300 SXM6 AC``, and a B300 scenario refused its own GPU's profile as
+    "unknown GPU 'B300 SXM6 AC'"; with ``gpu: B300`` written by hand, as "another part than the
+    SXM B300". The name is now the catalogue's B300, as H100's "H100 80GB HBM3" is."""
+    from types import SimpleNamespace
+
+    from tiersim.hardware import get_gpu
+    from tiersim.perf import profile_gpu_problem
+
+    assert get_gpu("B300 SXM6 AC").name == "B300"
+    for gpu in ("B300 SXM6 AC", "B300"):
+        profile = SimpleNamespace(gpu=gpu, provenance={"gpu_name": "NVIDIA B300 SXM6 AC"})
+        assert profile_gpu_problem(profile, "B300", "p.json") is None
+        assert profile_gpu_problem(profile, "B200", "p.json") == (
+            "p.json: gpu: measured on B300, not B200; use a B200 profile")

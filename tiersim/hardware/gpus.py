@@ -119,7 +119,9 @@ _ALIASES = {"h200 sxm": "h200", "h200_sxm": "h200", "h100 sxm": "h100", "h100_sx
             "b200 sxm": "b200", "b200_sxm": "b200", "b300 sxm": "b300", "b300_sxm": "b300",
             # the name torch and nvidia-smi give the H100 SXM ("NVIDIA H100 80GB HBM3"), which
             # the harness writes as a profile's gpu (the PCIe and NVL parts are other GPUs)
-            "h100 80gb hbm3": "h100"}
+            "h100 80gb hbm3": "h100",
+            # and the HGX B300's ("NVIDIA B300 SXM6 AC", 275,040 MiB: the B300 above)
+            "b300 sxm6 ac": "b300"}
 
 
 def get_gpu(name: str) -> GPU:
