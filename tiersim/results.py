@@ -60,6 +60,7 @@ from tiersim.results_figures import (  # noqa: F401 - re-exported
     plain,
     round_sig,
     sig_order,
+    tier_over_slo_note,
     within_limit,
 )
 from tiersim.results_parts import (  # noqa: F401 - re-exported

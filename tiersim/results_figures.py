@@ -129,3 +129,13 @@ def as_given(value: Any) -> Any:
 def _unknown(value: float | None) -> bool:
     """True for a missing figure: None, or NaN (a mean over no request)."""
     return value is None or value != value
+
+
+def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share: float) -> str:
+    """The note on a tier whose own p99 ``metric`` (``tpot_p99_s``) is over an SLO the fleet's
+    p99 meets, as ``tiersim plan`` and ``tiersim run`` both print it: the SLOs hold the fleet's
+    requests together, and the ``share`` of them sent to that tier may see worse. The value to
+    more than 3 figures where 3 would print it as the limit (:func:`over_digits`)."""
+    shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
+    return (f"note: tier {tier}'s own {metric} is {shown}, over the {as_given(limit)} s SLO, "
+            f"which the fleet's p99 meets ({share:.0%} of the requests go to it)")

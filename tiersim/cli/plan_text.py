@@ -12,9 +12,9 @@ from tiersim.results import (
     design_verdict,
     figure_text,
     in_margin_order,
-    over_digits,
     percent_as_given,
     source_words,
+    tier_over_slo_note,
     within_limit,
 )
 
@@ -148,8 +148,5 @@ def _tiers_over_slo(chosen: dict, constraints: dict) -> list[str]:
             if limit is None or value is None or within_limit(value, limit):
                 continue
             share = int(t.get("requests") or 0) / total if total else 0.0
-            shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
-            lines.append(f"  note: tier {tier}'s own {metric} is {shown}, "
-                         f"over the {as_given(limit)} s SLO, which the fleet's p99 meets "
-                         f"({share:.0%} of the requests go to it)")
+            lines.append("  " + tier_over_slo_note(tier, metric, value, limit, share))
     return lines
