@@ -238,12 +238,14 @@ def within_slo(p99: float | None, limit: float | None) -> bool:
 
 def _with_slo_check(saved, scenario: Scenario, run):
     """The savings with whether the run's own fleet met the SLOs its uniform baselines were
-    sized to (p99 TTFT and TPOT within them, nothing dropped) and the accuracy floor they were
-    held to (with the same tolerance)."""
+    sized to (p99 TTFT and TPOT within them, nothing dropped; under ``slo.scope: tier`` each
+    tier's own p99 too) and the accuracy floor they were held to (with the same tolerance)."""
     if saved is None:
         return None
-    met = (run.dropped == 0 and within_slo(run.ttft_p99_s, scenario.slo.ttft_p99_s)
-           and within_slo(run.tpot_p99_s, scenario.slo.tpot_p99_s))
+    slo = scenario.slo
+    held = [run, *run.tiers] if slo.scope == "tier" else [run]  # tier: each tier's own p99 too
+    met = run.dropped == 0 and all(within_slo(r.ttft_p99_s, slo.ttft_p99_s)
+                                   and within_slo(r.tpot_p99_s, slo.tpot_p99_s) for r in held)
     floor = scenario.accuracy_floor
     floor_met = None if floor is None else reaches_floor(saved.accuracy, floor)
     checked = dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)

@@ -341,10 +341,18 @@ class TierConfig(_Strict):
 
 
 class SloConfig(_Strict):
-    """Latency objectives; a request meets the SLO when both of its latencies are within them."""
+    """Latency objectives; a request meets the SLO when both of its latencies are within them.
+
+    ``scope``: what the p99 limits hold. ``fleet`` (the default): the p99 over all the fleet's
+    requests, so a tier's share may see worse (a run and a plan note such a tier). ``tier``:
+    each tier's own p99 too, so no class of requests the router sends apart, such as the hard
+    ones sent to the top tier, is served slower than the limit (a plan sizes every tier to it;
+    a run that misses it in a tier misses its SLOs)."""
 
     ttft_p99_s: float = Field(default=2.0, gt=0, le=1e6)
     tpot_p99_s: float = Field(default=0.1, gt=0, le=1e6)
+    scope: Literal["fleet", "tier"] = Field(
+        default="fleet", description="fleet: the p99 over all requests; tier: each tier's too")
 
 
 class LimitsConfig(_Strict):

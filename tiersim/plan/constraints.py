@@ -33,26 +33,43 @@ class Constraints:
     ttft_p99_s: float | None = None
     tpot_p99_s: float | None = None
     accuracy_floor: float | None = None
+    slo_scope: str = "fleet"  # "tier": every tier's own p99 within the limits too
 
     @classmethod
     def of(cls, scenario, ttft: float | None = None, tpot: float | None = None,
            floor: float | None = None) -> Constraints:
-        """Given values, else the scenario's ``slo`` and ``accuracy_floor``."""
+        """Given values, else the scenario's ``slo`` (its limits and ``scope``) and
+        ``accuracy_floor``."""
         return cls(ttft if ttft is not None else scenario.slo.ttft_p99_s,
                    tpot if tpot is not None else scenario.slo.tpot_p99_s,
-                   floor if floor is not None else scenario.accuracy_floor)
+                   floor if floor is not None else scenario.accuracy_floor,
+                   getattr(scenario.slo, "scope", "fleet"))  # a stand-in scenario may lack it
 
-    def as_dict(self) -> dict[str, float | None]:
-        """JSON form (no dropped request is always required too; see ``margins``)."""
-        return {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
-                "accuracy_floor": self.accuracy_floor}
+    def as_dict(self) -> dict[str, float | str | None]:
+        """JSON form (no dropped request is always required too; see ``margins``); the SLO's
+        scope only where it is ``tier`` (a plan of the default scope reads as before)."""
+        out = {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
+               "accuracy_floor": self.accuracy_floor}
+        return out if self.slo_scope == "fleet" else {**out, "slo_scope": self.slo_scope}
+
+
+def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
+    """The p99 ``key`` held against its limit: the fleet's, or under ``slo_scope: tier`` the
+    worst of the fleet's and every tier's that served requests."""
+    value = getattr(o, key)
+    if c.slo_scope != "tier":
+        return value
+    own = [getattr(t, key) for t in o.tiers.values() if t.requests]
+    known = [v for v in (value, *own) if v is not None]
+    return max(known) if known else value
 
 
 def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
-    """Per constraint: limit, value, margin (positive = slack) and whether it is met."""
+    """Per constraint: limit, value, margin (positive = slack) and whether it is met; under
+    ``slo_scope: tier`` a latency's value is its worst tier's (:func:`held_p99`)."""
     out = {}
     for key in ("ttft_p99_s", "tpot_p99_s"):
-        limit, value = getattr(c, key), getattr(o, key)
+        limit, value = getattr(c, key), held_p99(o, c, key)
         if limit is not None:
             v = _measured(value, o.dropped, _finished(o))
             shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
@@ -76,6 +93,10 @@ def verdict(o: Outcome, c: Constraints) -> Verdict:
     worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
     met = o.dropped == 0 and all(_within(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
                                  for k in ("ttft_p99_s", "tpot_p99_s"))
+    if c.slo_scope == "tier" and violators:  # a tier's own p99 over a limit misses it
+        met = False
+        worst = max(worst, *(_overshoot(held_p99(o, c, k), getattr(c, k), o.dropped,
+                                        _finished(o)) for k in ("ttft_p99_s", "tpot_p99_s")))
     return Verdict(ok=met, violators=violators, overshoot=min(worst, 0.0) if met else worst)
 
 
