@@ -78,9 +78,10 @@ def test_an_eager_cost_with_no_graph_size_is_refused(tmp_path, capsys):
 
     profile = _profile(tmp_path, edit)
     scenario, line = scenario_naming_profile(tmp_path, profile)
+    fitted = json.loads(BUNDLED_H200_PROFILE.read_text())["eager_s"]["per_layer_s"]  # a refit's
     assert error_line(*run_cli(capsys, "run", scenario, "--out", tmp_path / "r")) == (
         f"Error: {scenario}: line {line}: profile: {profile}: eager_s.graph_max_tokens: 0 "
-        "turns the eager-step cost off, so per_layer_s 0.0002 would be ignored; give the "
+        f"turns the eager-step cost off, so per_layer_s {fitted:g} would be ignored; give the "
         "largest step the engine replays from a CUDA graph (vLLM: 512 tokens by default), or "
         "remove eager_s")
 

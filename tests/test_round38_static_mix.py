@@ -46,6 +46,7 @@ def test_the_mix_in_words():
     assert mix_words({"bf16": 0.6769713262, "fp8": 0.3230286738}) == "67.7% bf16 + 32.3% fp8"
     assert mix_words({"bf16": 1.0}) == "100.0% bf16"
     assert mix_words(None) == ""
+    assert mix_words({"bf16": None}) == "- bf16"  # a summary edited to a null share
 
 
 def test_a_run_writes_the_mix_of_its_own_tiers_and_the_report_names_it(tmp_path):

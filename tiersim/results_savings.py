@@ -212,7 +212,8 @@ def mix_words(mix: dict[str, float] | None) -> str:
     before the mix was kept, or no split)."""
     if not mix:
         return ""
-    return " + ".join(f"{share:.1%} {name}" for name, share in mix.items())
+    return " + ".join(f"{'-' if share is None else format(share, '.1%')} {name}"
+                      for name, share in mix.items())  # a share unknown (null) reads "-"
 
 
 MIX_ROW = "static split of equal accuracy (share of the requests)"
