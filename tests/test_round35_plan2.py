@@ -75,9 +75,9 @@ def test_analytic_static_split_names_the_two_compared_tiers(tmp_path):
     """The uniform fleet is chosen among every tier; the closed form's static split is the
     compared pair's only, and the line says which pair (it read a bare "static split")."""
     assert _analytic_last_line(tmp_path) == (
-        "at floor 0.8400: oracle 0.103798, cheapest uniform of the scenario's 3 tiers (fp8) "
-        "0.178873, static split of the two compared tiers (nvfp4, bf16) 0.126711; saving vs "
-        "uniform 0.0750754, vs static 0.0229131")
+        "at floor 0.8400: oracle 0.103877, cheapest uniform of the scenario's 3 tiers (fp8) "
+        "0.178966, static split of the two compared tiers (nvfp4, bf16) 0.12679; saving vs "
+        "uniform 0.0750889, vs static 0.0229125")
 
 
 def test_analytic_static_split_names_the_pair_out_of_reach_and_in_json(tmp_path):

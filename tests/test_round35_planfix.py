@@ -70,9 +70,9 @@ def test_analytic_cheapest_uniform_is_the_scenarios_not_the_pairs(tmp_path):
     res = runner.invoke(analytic_app, ["--scenario", str(_three_tiers(tmp_path))])
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == (
-        "at floor 0.8400: oracle 0.103798, cheapest uniform of the scenario's 3 tiers (fp8) "
-        "0.178873, static split of the two compared tiers (nvfp4, bf16) 0.126711; saving vs "
-        "uniform 0.0750754, vs static 0.0229131")
+        "at floor 0.8400: oracle 0.103877, cheapest uniform of the scenario's 3 tiers (fp8) "
+        "0.178966, static split of the two compared tiers (nvfp4, bf16) 0.12679; saving vs "
+        "uniform 0.0750889, vs static 0.0229125")
 
 
 def test_analytic_json_names_the_uniform_fleet_and_what_it_was_chosen_among(tmp_path):
