@@ -1954,14 +1954,18 @@ def moe_backend_rows(rows: pd.DataFrame) -> dict[str, int]:
 
 
 def check_entry(res: pd.DataFrame, engine: str, system: str,
-                cpp: pd.Series | None = None) -> dict:
+                cpp: pd.Series | None = None, roofline: bool = False) -> dict:
     """What a run of tiersim on this profile prints about its fidelity (``tiersim.fidelity``):
     the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
     and how many of each model's rows trained a fit (the rest are held out): ``--fit``'s on
-    H200, ``--fit-cpp-moe``'s (``cpp``: the rows with C++-launched experts) on its system."""
+    H200, ``--fit-cpp-moe``'s (``cpp``: the rows with C++-launched experts) on its system.
+    ``roofline``: the rows were replayed on the roofline model alone (``--roofline``), which no
+    fit sets: every row is held out, and the entry says ``step_times: roofline``."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
-    if system == FIT_SYSTEM and engine in FIT_TRAINING:
+    if roofline:
+        pass
+    elif system == FIT_SYSTEM and engine in FIT_TRAINING:
         for subset in FIT_TRAINING[engine]:
             trained |= training_mask(ok, subset)
     if system == FIT_CPP_MOE_SYSTEM and engine == "vllm" and cpp is not None:
@@ -1985,12 +1989,13 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
         models[model] = {"model_path": str(g["model_path"].iloc[0]),
                          "shape_id": rows_shape_id(g), **figures(g),
                          "moe_backend_rows": moe_backend_rows(g)}
-    flag = "" if system == FIT_SYSTEM else f" --system {system}"
-    return {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
-            "models": models,
-            "measured": "NVIDIA's measured serving runs (aiconfigurator-core's silicon sample, "
-                        f"{system} {engine} rows)",
-            "command": f"python benchmarks/fidelity_silicon.py{flag} --write-check"}
+    flag = ("" if system == FIT_SYSTEM else f" --system {system}") + " --roofline" * roofline
+    entry = {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
+             "models": models,
+             "measured": "NVIDIA's measured serving runs (aiconfigurator-core's silicon sample, "
+                         f"{system} {engine} rows)",
+             "command": f"python benchmarks/fidelity_silicon.py{flag} --write-check"}
+    return {**entry, "step_times": "roofline"} if roofline else entry
 
 
 def rows_shape_id(rows: pd.DataFrame) -> str:
@@ -2001,14 +2006,22 @@ def rows_shape_id(rows: pd.DataFrame) -> str:
     return shape_id(get_model(model_source(row_spec(rows.iloc[0]))))
 
 
-def write_check(res: pd.DataFrame, system: str, cpp: pd.Series | None = None) -> Path:
+def write_check(res: pd.DataFrame, system: str, cpp: pd.Series | None = None,
+                roofline: bool = False) -> Path:
     """Put this system's entry of every profile tiersim ships into the package's
-    ``fidelity_check.json`` (other systems' entries are kept)."""
-    from tiersim.fidelity import CHECK_FILE
+    ``fidelity_check.json`` (other systems' entries are kept); with ``roofline``, the entry of
+    the roofline model on this system's GPU (:func:`tiersim.fidelity.roofline_key`), from its
+    vLLM rows: what a run on the roofline prints, shipped profile or not."""
+    from tiersim.fidelity import CHECK_FILE, roofline_key
 
     doc = json.loads(CHECK_FILE.read_text()) if CHECK_FILE.exists() else {}
     doc.setdefault("schema", "tiersim.fidelity_check/1")
     profiles = doc.setdefault("profiles", {})
+    if roofline:
+        profiles[roofline_key(SYSTEM_GPU[system])] = check_entry(res, "vllm", system,
+                                                                 roofline=True)
+        CHECK_FILE.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        return CHECK_FILE
     shipped = bundled_profile(SYSTEM_GPU[system])
     for engine in sorted(res["backend"].unique()):
         path = Path(profile_file(engine, system))  # H200's vLLM profile is named, not a path
@@ -2511,7 +2524,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--write-check", action="store_true",
                     help="record the figures of the profile tiersim ships for this system in "
                     "tiersim/data/fidelity_check.json (what `tiersim run` prints about its "
-                    "step times' fidelity)")
+                    "step times' fidelity); with --roofline, the roofline model's on this "
+                    "system's vLLM rows (what a run on the roofline prints)")
     return ap
 
 
@@ -2573,11 +2587,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{rows_csv(args.system)}: no row matches --engine/--model; its models: {known}",
               file=sys.stderr)
         return 1
-    if args.write_check and (args.engine or args.model or args.roofline or args.fit
+    if args.write_check and (args.engine or args.model or args.fit
                              or args.fit_cpp_moe or args.overhead_ms is not None
                              or args.steady_state):
         ap.error("--write-check records the shipped settings over every row: give it alone "
-                 "(with --system, --jobs)")
+                 "(with --system, --jobs, --roofline)")
+    if args.write_check and args.roofline:  # the roofline's record is of vLLM rows alone
+        df = df[df["backend"] == "vllm"]
     df = with_aic(df.reset_index(drop=True), args.system)
     if args.roofline and (args.fit or args.overhead_ms is not None):
         ap.error("--fit and --overhead-ms set a profile's overhead; --roofline replays without "
@@ -2610,7 +2626,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(fit_report(df, res, proto, cpp)) + "\n")
     print("\n".join(summary_lines(res)))
     if args.write_check:
-        print(f"wrote {write_check(res, args.system, cpp)}")
+        print(f"wrote {write_check(res, args.system, cpp, args.roofline)}")
     if args.csv:
         res.to_csv(args.csv, index=False)
     return 0

@@ -92,7 +92,7 @@ def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
     assert fidelity.check_for("nosuch_profile", {"t": ("Llama-3.1-70B", "bf16")}) is None
     assert fidelity.describe(None) == (
         "fidelity: these step times have not been checked against measured serving (the "
-        "roofline, or a profile of your own)")
+        "roofline on a GPU with no measured rows, or a profile of your own)")
 
 
 RECORD = {"profile": "p", "engine": "vllm", "gpu": "H200", "rows": 291,
@@ -124,11 +124,71 @@ def test_a_summary_written_before_the_per_tier_record_still_reads():
         fidelity.describe({**RECORD, "this_model": MODEL_A}))
 
 
-@pytest.mark.parametrize("scenario,checked", [("tiny", False), ("cascade_models", True)])
-def test_a_run_carries_the_check_of_the_profile_it_reads(scenario, checked):
+@pytest.mark.parametrize("scenario,step_times", [("tiny", "roofline"),
+                                                  ("cascade_models", None)])
+def test_a_run_carries_the_check_of_the_profile_it_reads(scenario, step_times):
+    """tiny runs on the roofline (profile: null) of an H200: it carries the roofline's record;
+    cascade_models reads the shipped H200 profile: that profile's."""
     golden = json.loads((REPO / "tests" / "golden" / f"{scenario}_summary.json").read_text())
-    assert (golden["profile"]["checked"] is not None) == checked
-    if checked:  # each tier's own model: the small tier is not the scenario's Llama-3.1-70B
+    checked = golden["profile"]["checked"]
+    assert checked.get("step_times") == step_times and checked["gpu"] == "H200"
+    assert (checked.get("profile") is None) == (step_times == "roofline")
+    if step_times is None:  # each tier's own model: small is not the scenario's Llama-3.1-70B
         tiers = golden["profile"]["checked"]["tiers"]
         assert [(t["tier"], t["checked_model"]["name"]) for t in tiers] == [
             ("small", "Llama-3.1-8B"), ("large", "Llama-3.1-70B")]
+
+
+def test_the_shipped_roofline_record_is_the_benchmarks_output_on_this_code():
+    """Replays every vLLM B300 row on the roofline alone (as `python
+    benchmarks/fidelity_silicon.py --system b300_sxm --roofline --write-check`): a change to
+    the roofline model that moves a figure must rewrite what a roofline run prints."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import fidelity_silicon as fs
+
+    rows = fs.load_rows("b300_sxm")
+    rows = fs.with_aic(rows[rows["backend"] == "vllm"].reset_index(drop=True), "b300_sxm")
+    args = fs.build_parser().parse_args(["--system", "b300_sxm", "--roofline"])
+    res = fs.run(rows, args.kv_dtype, fs.protocol_from_args(args), jobs=2,
+                 knobs=fs.Knobs(roofline=True))
+    shipped = json.loads(fidelity.CHECK_FILE.read_text())["profiles"]["roofline_b300"]
+    assert fs.check_entry(res, "vllm", "b300_sxm", roofline=True) == shipped
+    assert shipped["held_out_rows"] == shipped["rows"]  # no fit sets the roofline
+
+
+@pytest.mark.parametrize("gpu", ["H200", "H100", "B200", "B300"])
+def test_every_gpu_with_measured_rows_has_its_roofline_checked(gpu):
+    check = fidelity.roofline_check_for(gpu, {"t": ("Llama-3.1-70B", "fp8")})
+    assert check["step_times"] == "roofline" and check["gpu"] == gpu
+    assert check["profile"] is None and check["rows"] > 0
+    assert check["command"].endswith("--roofline --write-check")
+    assert fidelity.roofline_check_for(f"{gpu.lower()}_sxm", {}) == {**check, "tiers": []}
+
+
+def test_a_gpu_with_no_measured_rows_has_no_roofline_record():
+    assert fidelity.roofline_check_for("MyGPU", {"t": ("Llama-3.1-70B", "bf16")}) is None
+
+
+def test_the_line_a_roofline_run_prints_says_it_is_the_roofline_and_which_way_it_errs():
+    check = {**RECORD, "profile": None, "step_times": "roofline", "rows": 132,
+             "tpot_signed_median_pct": -17.2, "ttft_signed_median_pct": -62.4,
+             "command": "python benchmarks/fidelity_silicon.py --system b300_sxm --roofline "
+                        "--write-check",
+             "tiers": [{"tier": "bf16", "model": "a", "precision": "bf16",
+                        "checked_model": {**MODEL_A, "held_out_rows": 60}}]}
+    assert fidelity.describe(check) == (
+        "fidelity: these step times come from tiersim's roofline model, not measured tables; "
+        "replaying NVIDIA's measured vllm serving runs on H200 (132 rows, 2 models) on the "
+        "roofline alone, its median error was 9.9% TPOT and 13.7% TTFT (signed -17% / -62%: "
+        "negative is faster than measured); aiconfigurator 12.8% / 23.7%; tier bf16 (a, "
+        "bf16): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows (python "
+        "benchmarks/fidelity_silicon.py --system b300_sxm --roofline --write-check in "
+        "tiersim's source repository)")
+
+
+@pytest.mark.parametrize("step_times", [None, "roofline"])
+def test_a_record_missing_one_of_aiconfigurators_figures_drops_the_pair(step_times):
+    """A summary's record with aiconfigurator's TTFT nulled was a TypeError from the page."""
+    check = {**RECORD, "aiconfigurator_ttft_abs_median_pct": None, "step_times": step_times,
+             "tiers": []}
+    assert "aiconfigurator" not in fidelity.describe(check)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,13 @@ def test_the_page_says_how_far_the_profiles_predictions_were_from_measured_servi
     assert cell.startswith("replaying NVIDIA&#x27;s measured vllm serving runs on H200 (")
     assert "; tier small (Llama-3.1-8B, bf16): Llama-3.1-8B (rows of " in cell
     assert "; tier large (Llama-3.1-70B, bf16): Llama-3.1-70B (rows of " in cell
+    roofline = RunResult.read(GOLDEN)  # tiny: profile null, an H200's roofline record
+    line = fidelity.describe(roofline.profile.checked).removeprefix("fidelity: ")
+    assert line.startswith("these step times come from tiersim's roofline model")
+    page = provenance(ReportData(Path("."), run=roofline, scenario={"name": "s"}))
+    assert f"fidelity of these step times</td><td>{html.escape(line)}</td>" in page
+    unchecked = dataclasses.replace(roofline, profile=dataclasses.replace(roofline.profile,
+                                                                          checked=None))
     line = fidelity.describe(None).removeprefix("fidelity: ")
-    page = provenance(ReportData(Path("."), run=RunResult.read(GOLDEN), scenario={"name": "s"}))
+    page = provenance(ReportData(Path("."), run=unchecked, scenario={"name": "s"}))
     assert f"fidelity of these step times</td><td>{line}</td>" in page

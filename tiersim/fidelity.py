@@ -6,8 +6,10 @@ beside its latencies (``docs/fidelity.md``).
 median |error| of tiersim's TTFT and TPOT over NVIDIA's measured serving runs replayed on it,
 per model and in all, with aiconfigurator's beside them. A run on such a profile carries its
 entry, with each tier that reads the profile's model, format and that model's own rows
-(:func:`check_for`); a run on the roofline or on a profile of one's own carries none, and
-says its step times were not checked against measured serving.
+(:func:`check_for`). A run on the roofline carries the roofline model's entry for its GPU
+(``--roofline --write-check``; :func:`roofline_check_for`) where that GPU has measured rows; a
+run on a profile of one's own, or on the roofline of a GPU with none, carries none, and says
+its step times were not checked against measured serving.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, conlist
 
@@ -99,8 +101,33 @@ def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[st
     may follow the precision); None when ``profile`` is not a shipped, checked one."""
     stem = _shipped_stem(profile)
     entry = _entries().get(stem) if stem else None
-    if entry is None:
+    return None if entry is None else _with_tiers(stem, entry, tiers)
+
+
+def roofline_key(gpu: str) -> str:
+    """The record's key of the roofline model on ``gpu`` (a catalogue name, any case)."""
+    return f"roofline_{gpu.lower()}"
+
+
+def roofline_check_for(gpu: str, tiers: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
+    """The record of tiersim's roofline model on ``gpu`` (``python benchmarks/fidelity_silicon.py
+    --roofline --write-check``: NVIDIA's measured vLLM rows of that GPU replayed with no
+    tables), with ``tiers`` as :func:`check_for` takes them; None for a GPU with no such rows."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.gpus import get_gpu
+
+    try:
+        name = get_gpu(gpu).name  # "h200_sxm", "H200-SXM": the catalogue's H200
+    except TiersimError:
         return None
+    entry = _entries().get(roofline_key(name))
+    return None if entry is None else _with_tiers(None, entry, tiers)
+
+
+def _with_tiers(stem: str | None, entry: dict[str, Any],
+                tiers: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """A record's ``entry`` as a run carries it: its profile (``stem``; None for the roofline),
+    the models checked and their TPOT range, and each of ``tiers`` (:func:`_tier_check`)."""
     models = entry.get("models") or {}
     tpots = [v["tpot_abs_median_pct"] for v in models.values()]
     return {"profile": stem, **{k: v for k, v in entry.items() if k != "models"},
@@ -153,6 +180,9 @@ class Checked(BaseModel):
     model_tpot_abs_median_pct_range: conlist(float, min_length=2, max_length=2) | None = None
     aiconfigurator_tpot_abs_median_pct: float | None = None
     aiconfigurator_ttft_abs_median_pct: float | None = None
+    step_times: Literal["roofline"] | None = None  # the roofline model's record (no profile)
+    tpot_signed_median_pct: float | None = None
+    ttft_signed_median_pct: float | None = None
 
 
 def describe(check: dict[str, Any] | None) -> str:
@@ -160,18 +190,42 @@ def describe(check: dict[str, Any] | None) -> str:
     then each tier's model and format with that model's own rows when it is among them."""
     if check is None:
         return ("fidelity: these step times have not been checked against measured serving "
-                "(the roofline, or a profile of your own)")
+                "(the roofline on a GPU with no measured rows, or a profile of your own)")
+    if check.get("step_times") == "roofline":
+        return _describe_roofline(check)
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
     spread = f"; {low:.1f}-{high:.1f}% TPOT by model" if low is not None else ""
-    aic = check.get("aiconfigurator_tpot_abs_median_pct")
-    peer = (f"; aiconfigurator {aic:.1f}% / {check['aiconfigurator_ttft_abs_median_pct']:.1f}%"
-            if aic is not None else "")
+    peer = _peer(check)
     models = len(check["models_checked"])
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
             f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}), "
             f"this profile's median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
             f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer}; {_models_part(check)} "
             f"({check['command']} in tiersim's source repository)")
+
+
+def _peer(check: dict[str, Any]) -> str:
+    """``; aiconfigurator X% / Y%`` where the record has both of aiconfigurator's figures."""
+    tpot = check.get("aiconfigurator_tpot_abs_median_pct")
+    ttft = check.get("aiconfigurator_ttft_abs_median_pct")
+    return "" if None in (tpot, ttft) else f"; aiconfigurator {tpot:.1f}% / {ttft:.1f}%"
+
+
+def _describe_roofline(check: dict[str, Any]) -> str:
+    """:func:`describe`'s line for the roofline model's record: its median errors, signed too,
+    since a roofline leaves out costs and so errs one way."""
+    models = len(check["models_checked"])
+    signed = ""
+    if None not in (check.get("tpot_signed_median_pct"), check.get("ttft_signed_median_pct")):
+        signed = (f" (signed {check['tpot_signed_median_pct']:+.0f}% / "
+                  f"{check['ttft_signed_median_pct']:+.0f}%: negative is faster than measured)")
+    peer = _peer(check)
+    return (f"fidelity: these step times come from tiersim's roofline model, not measured "
+            f"tables; replaying NVIDIA's measured {check['engine']} serving runs on "
+            f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}) on "
+            f"the roofline alone, its median error was {check['tpot_abs_median_pct']:.1f}% TPOT "
+            f"and {check['ttft_abs_median_pct']:.1f}% TTFT{signed}{peer}; "
+            f"{_models_part(check)} ({check['command']} in tiersim's source repository)")
 
 
 def _models_part(check: dict[str, Any]) -> str:

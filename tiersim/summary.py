@@ -425,14 +425,19 @@ def _spec_words(spec, trace_acceptance: tuple[int, int]) -> str:
 def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     """The profile the scenario names, each tier's operator-table sources, and how that profile
     matched measured serving when a tier reads its tables (none read: its check says nothing
-    about these step times)."""
+    about these step times); with no profile, how the roofline model matched the GPU's
+    measured serving (:func:`fidelity.roofline_check_for`)."""
     sources = {t.name: dict(sorted(t.sources().items())) for t in fleet.tiers}
     reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision,
                       t.config.moe_backend)
              for t in fleet.tiers
              if any(v != "roofline" and k != "overhead" for k, v in sources[t.name].items())}
-    return ProfileUsed(name=scenario.profile, sources=sources,
-                       checked=fidelity.check_for(scenario.profile, reads) if reads else None)
+    checked = fidelity.check_for(scenario.profile, reads) if reads else None
+    if scenario.profile is None:  # every step time is the roofline's, checked on this GPU's rows
+        checked = fidelity.roofline_check_for(scenario.gpu, {
+            t.name: (scenario.tier_model_ref(t.config), t.config.precision, t.config.moe_backend)
+            for t in fleet.tiers})
+    return ProfileUsed(name=scenario.profile, sources=sources, checked=checked)
 
 
 def gpu_hour_prices(scenario: Scenario) -> dict[str, float]:
