@@ -27,6 +27,7 @@ from tiersim.cli.plan_scenario import (
     apply_split,
     as_searched,
     planned_scenario,
+    planned_slo,
     with_disaggregation,
 )
 
@@ -215,8 +216,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
         doc = apply_split(planned_scenario(scenario, result.plan,
                                            result.constraints.get("accuracy_floor"),
                                            max_replicas), result.splits)
-        doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
-                      "tpot_p99_s": result.constraints["tpot_p99_s"]}
+        doc["slo"] = planned_slo(result.constraints)
         run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
                  baselines=True,  # savings simulated, as a run's (under the plan's claim)
                  report=report, extra={"scenario.yaml": dump_yaml(doc),

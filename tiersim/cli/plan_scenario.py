@@ -27,8 +27,7 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
     if result.plan is None:
         return result
     doc = planned_scenario(scenario, result.plan, result.constraints.get("accuracy_floor"))
-    doc["slo"] = {"ttft_p99_s": result.constraints["ttft_p99_s"],
-                  "tpot_p99_s": result.constraints["tpot_p99_s"]}
+    doc["slo"] = planned_slo(result.constraints)
     chosen = []
     for tier in [t["name"] for t in doc["tiers"] if t.get("disaggregation")]:
         split = _split_choice(scenario_from_dict(as_searched(doc, scenario), source), tier)
@@ -99,6 +98,17 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
     _carry_max_replicas(doc, scenario, max_replicas)
     _baselines_within_limit(doc, scenario)
     return portable_paths(doc, scenario.source)
+
+
+def planned_slo(constraints: dict[str, Any]) -> dict[str, Any]:
+    """The planned scenario's ``slo``: the limits planned for and, where it is ``tier``, their
+    scope (plan.json's ``constraints.slo_scope``). Without it the plan folder's scenario.yaml
+    and its run read the default ``fleet`` scope: a plan sized every tier to the limits and
+    its run, or a rerun of scenario.yaml, held only the fleet's p99."""
+    slo = {"ttft_p99_s": constraints["ttft_p99_s"], "tpot_p99_s": constraints["tpot_p99_s"]}
+    if constraints.get("slo_scope"):
+        slo["scope"] = constraints["slo_scope"]
+    return slo
 
 
 def _drop_unread_prices(left: list[dict[str, Any]]) -> None:

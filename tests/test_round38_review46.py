@@ -1,0 +1,33 @@
+"""Round 38, review of the day's changes (helper review46): ``slo.scope``, the static split's
+mix and the tier-over-SLO note, each test naming what a user saw before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from conftest import run_cli, tiny_doc, write_yaml
+
+from tiersim.cli.plan_scenario import planned_slo
+
+
+def test_the_planned_scenario_keeps_the_tier_scope(tmp_path):
+    """``tiersim plan`` of a scenario with ``slo: {scope: tier}`` wrote plan.json's
+    ``constraints.slo_scope: tier`` but the plan folder's scenario.yaml with the limits alone,
+    so its planned run (summary.json ``slo_scope: fleet``) and any rerun of scenario.yaml held
+    only the fleet's p99, not each tier's the plan was sized to."""
+    doc = tiny_doc(slo={"ttft_p99_s": 2.0, "tpot_p99_s": 0.1, "scope": "tier"})
+    source = write_yaml(tmp_path / "tier.yaml", doc)
+    out = tmp_path / "plan"
+    proc = run_cli("plan", str(source), "--out", str(out), "--no-report")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "plan.json").read_text())["constraints"]["slo_scope"] == "tier"
+    assert yaml.safe_load((out / "scenario.yaml").read_text())["slo"] == {
+        "ttft_p99_s": 2.0, "tpot_p99_s": 0.1, "scope": "tier"}
+    assert json.loads((out / "summary.json").read_text())["slo_scope"] == "tier"
+
+
+def test_the_planned_slo_of_the_fleet_scope_reads_as_before():
+    """A plan of the default scope writes the limits alone, as before ``scope`` existed."""
+    assert planned_slo({"ttft_p99_s": 2.0, "tpot_p99_s": 0.1, "accuracy_floor": None}) == {
+        "ttft_p99_s": 2.0, "tpot_p99_s": 0.1}
