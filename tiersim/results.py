@@ -426,3 +426,22 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
+
+
+def tier_slo_notes(r: RunResult) -> list[str]:
+    """A note per tier whose own p99 is over an SLO the fleet's p99 meets, as ``tiersim plan``
+    prints it for its plan (:func:`~tiersim.results.tier_over_slo_note`): the SLOs hold the
+    fleet's requests together, so a tier's share of them may see worse (the default job's BF16
+    tier, 110 ms p99 TPOT under a 0.1 s SLO the fleet meets at 94.7 ms, said nothing here)."""
+    if len(r.tiers) < 2 or r.slo_scope == "tier":  # there a tier over is the fleet's miss
+        return []
+    notes = []
+    for t in r.tiers:
+        for metric in ("ttft_p99_s", "tpot_p99_s"):
+            limit, fleet, own = (getattr(r, f"slo_{metric}"), getattr(r, metric),
+                                 getattr(t, metric))
+            if (limit is None or own is None or fleet is None or within_limit(own, limit)
+                    or not within_limit(fleet, limit)):
+                continue
+            notes.append(tier_over_slo_note(t.name, metric, own, limit, t.share or 0.0))
+    return notes

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tiersim.results import figure_text
+from tiersim.results import figure_text, tier_slo_notes
 
 if TYPE_CHECKING:
     from tiersim.results import RunResult, SavingsResult
@@ -271,27 +271,6 @@ def model_lines(r: RunResult) -> list[str]:
             f"{fmt(read.weights_per_gpu_gb, ' GB')} per GPU ({read.formats_words}); KV cache "
             f"{fmt(read.kv_bytes_per_token, ' bytes')} per token per GPU ({read.kv_dtype})")
     return lines
-
-
-def tier_slo_notes(r: RunResult) -> list[str]:
-    """A note per tier whose own p99 is over an SLO the fleet's p99 meets, as ``tiersim plan``
-    prints it for its plan (:func:`~tiersim.results.tier_over_slo_note`): the SLOs hold the
-    fleet's requests together, so a tier's share of them may see worse (the default job's BF16
-    tier, 110 ms p99 TPOT under a 0.1 s SLO the fleet meets at 94.7 ms, said nothing here)."""
-    from tiersim.results import tier_over_slo_note, within_limit
-
-    if len(r.tiers) < 2 or r.slo_scope == "tier":  # there a tier over is the fleet's miss
-        return []
-    notes = []
-    for t in r.tiers:
-        for metric in ("ttft_p99_s", "tpot_p99_s"):
-            limit, fleet, own = (getattr(r, f"slo_{metric}"), getattr(r, metric),
-                                 getattr(t, metric))
-            if (limit is None or own is None or fleet is None or within_limit(own, limit)
-                    or not within_limit(fleet, limit)):
-                continue
-            notes.append(tier_over_slo_note(t.name, metric, own, limit, t.share or 0.0))
-    return notes
 
 
 def tier_table(r: RunResult):
