@@ -51,3 +51,23 @@ def test_the_p99_bars_caption_says_what_the_tier_scope_holds():
     caption = {p.key: p.caption for p in build_panels(ReportData(Path("."), run=tier))}
     assert "what the SLO and the plan hold" not in caption["p99_per_tier"]
     assert "under slo.scope: tier each tier's own p99 is held" in caption["p99_per_tier"]
+
+
+def test_the_report_gives_the_note_on_a_tier_over_an_slo_the_fleet_meets():
+    """The default job's terminal notes "tier bf16's own tpot_p99_s is 0.110 s, over the 0.1 s
+    SLO, which the fleet's p99 meets"; its report.html (and the plan's) said nothing of it in
+    words, beside the 5.56 % saving that holds only because the SLO pools the tiers. The tiny
+    run's BF16 tier set to 0.110 s under a fleet p99 of 0.0947 s: the report's notes give the
+    terminal's line; under ``slo.scope: tier`` the miss is the saving's, and no note is given."""
+    from tiersim.report.page import notes_section
+
+    run = RunResult.read(GOLDEN)
+    assert notes_section(run) == ""
+    tiers = tuple(dataclasses.replace(t, tpot_p99_s=0.110) if t.name == "bf16" else t
+                  for t in run.tiers)
+    over = dataclasses.replace(run, tiers=tiers, tpot_p99_s=0.0947, slo_tpot_p99_s=0.1)
+    share = f"{next(t.share for t in tiers if t.name == 'bf16'):.0%}"
+    assert notes_section(over) == (
+        "<h3>Notes</h3><ul><li>tier bf16&#x27;s own tpot_p99_s is 0.110 s, over the 0.1 s SLO, "
+        f"which the fleet&#x27;s p99 meets ({share} of the requests go to it)</li></ul>")
+    assert notes_section(dataclasses.replace(over, slo_scope="tier")) == ""

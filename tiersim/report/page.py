@@ -54,6 +54,7 @@ from tiersim.results import (
     share_text,
     source_words,
     split_words,
+    tier_slo_notes,
 )
 
 CSS = """
@@ -385,10 +386,13 @@ def prefix_cache_section(run: RunResult) -> str:
 
 
 def notes_section(run: RunResult) -> str:
-    """The run's notes, as the command printed them (none: nothing)."""
-    if not run.notes:
+    """The run's notes, as the command printed them, with its note on each tier whose own p99
+    is over an SLO the fleet's p99 meets (:func:`~tiersim.results.tier_slo_notes`, printed
+    under the tier table); none: nothing."""
+    notes = [*run.notes, *(n.removeprefix("note: ") for n in tier_slo_notes(run))]
+    if not notes:
         return ""
-    items = "".join(f"<li>{page_text(note)}</li>" for note in run.notes)
+    items = "".join(f"<li>{page_text(note)}</li>" for note in notes)
     return f"<h3>Notes</h3><ul>{items}</ul>"
 
 
