@@ -71,3 +71,43 @@ def test_the_report_gives_the_note_on_a_tier_over_an_slo_the_fleet_meets():
         "<h3>Notes</h3><ul><li>tier bf16&#x27;s own tpot_p99_s is 0.110 s, over the 0.1 s SLO, "
         f"which the fleet&#x27;s p99 meets ({share} of the requests go to it)</li></ul>")
     assert notes_section(dataclasses.replace(over, slo_scope="tier")) == ""
+
+
+def _outcome(fleet: tuple[float, float], tiers: dict[str, tuple[float, float]]):
+    """A simulated fleet of the given p99 (TTFT, TPOT), the fleet's and per tier's."""
+    from tiersim.plan.evaluate import Outcome, TierOutcome
+
+    own = {n: TierOutcome(replicas=1, requests=100, ttft_p99_s=t[0], tpot_p99_s=t[1], dropped=0,
+                          utilization=0.2) for n, t in tiers.items()}
+    return Outcome(ttft_p99_s=fleet[0], tpot_p99_s=fleet[1], dropped=0, accuracy=0.8,
+                   cost_usd=1.0, cost_per_hour_usd=10.0, duration_s=360.0, tiers=own)
+
+
+def test_a_tier_scope_plans_latency_lines_name_the_tier_whose_p99_they_give():
+    """default.yaml with FP8 at 3.0 USD a GPU-hour and ``scope: tier`` plans FP8 10 + BF16 8;
+    ``tiersim plan`` printed "ttft_p99_s: 0.364 vs limit 2" and "tpot_p99_s: 0.0932 vs limit
+    0.1", BF16's own p99s, where its plan.json and planned run's summary.json give the fleet's,
+    0.333 s and 0.0910 s, with nothing saying whose they were. The figures are those
+    (``tiersim plan`` of that copy, 2026-12-06)."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.plan.constraints import Constraints, _missed, margins
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult, dumps
+
+    o = _outcome((0.333, 0.0910), {"fp8": (0.303, 0.0863), "bf16": (0.364, 0.0932)})
+    fleet, tier = Constraints(2.0, 0.1, 0.8), Constraints(2.0, 0.1, 0.8, "tier")
+    assert "tier" not in margins(o, fleet)["tpot_p99_s"]
+    held = margins(o, tier)
+    assert (held["tpot_p99_s"]["value"], held["tpot_p99_s"]["tier"]) == (0.0932, "bf16")
+    assert (held["ttft_p99_s"]["value"], held["ttft_p99_s"]["tier"]) == (0.364, "bf16")
+    chosen = {"design": "fp8+bf16", "tiers": ["fp8", "bf16"], "replicas": {"fp8": 10, "bf16": 8},
+              "cost_usd": 5.59, "margins": held}
+    plan = PlanResult(scenario="s", constraints=tier.as_dict(), plan=chosen)
+    plan = PlanResult.from_json(json.loads(dumps(plan.to_json())))
+    lines = format_plan(plan).splitlines()
+    assert "  ttft_p99_s: 0.364 vs limit 2 (tier bf16's own p99)" in lines
+    assert "  tpot_p99_s: 0.0932 vs limit 0.1 (tier bf16's own p99)" in lines
+    assert "tpot_p99_s (tier bf16&#x27;s own p99)" in plan_section(plan)
+    fewer = _outcome((0.1008, 0.1008), {"fp8": (0.303, 0.106), "bf16": (0.364, 0.0932)})
+    assert _missed(fewer, tier) == "tpot_p99_s 0.106 vs limit 0.1 (tier fp8's own p99)"
+    assert _missed(fewer, fleet) == "tpot_p99_s 0.101 vs limit 0.1"

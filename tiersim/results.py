@@ -83,6 +83,7 @@ from tiersim.results_plan import (  # noqa: F401 - re-exported
     design_verdict,
     in_margin_order,
     source_words,
+    whose_p99,
 )
 from tiersim.results_read import (  # noqa: F401 - re-exported
     ANALYTIC_PARTS,

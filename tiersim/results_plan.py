@@ -27,6 +27,15 @@ def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
     return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
 
 
+def whose_p99(margin: dict[str, Any]) -> str:
+    """The words after a latency margin's "value vs limit" naming the tier whose own p99 the
+    value is, under ``slo_scope: tier`` (the margin's ``tier``:
+    :func:`tiersim.plan.constraints.margins`): " (tier bf16's own p99)"; empty where it is the
+    fleet's, the p99 plan.json and summary.json give beside it."""
+    tier = margin.get("tier")
+    return f" (tier {tier}'s own p99)" if tier else ""
+
+
 def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
     (tier, value) pairs in the scenario's order of tiers, as the design lists them

@@ -15,6 +15,7 @@ from tiersim.results import (
     percent_as_given,
     source_words,
     tier_over_slo_note,
+    whose_p99,
     within_limit,
 )
 
@@ -48,7 +49,7 @@ def format_plan(result: PlanResult) -> str:
     for name, m in in_margin_order(chosen.get("margins") or {}):
         if name != "accuracy":  # on its own line, with its source
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
-                         f"{as_given(m.get('limit'))}")
+                         f"{as_given(m.get('limit'))}{whose_p99(m)}")
     lines.append(_accuracy_line(chosen))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:

@@ -17,6 +17,7 @@ from tiersim.results import (
     over_digits,
     reaches_floor,
     round_sig,
+    whose_p99,
     within_limit,
 )
 
@@ -64,17 +65,35 @@ def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
     return max(known) if known else value
 
 
+def held_tier(o: Outcome, c: Constraints, key: str) -> str | None:
+    """Under ``slo_scope: tier``, the tier whose own p99 ``key`` is the one held
+    (:func:`held_p99`) where it is over the fleet's; None where the fleet's is held."""
+    if c.slo_scope != "tier":
+        return None
+    own = {n: getattr(t, key) for n, t in o.tiers.items()
+           if t.requests and getattr(t, key) is not None}
+    if not own:
+        return None
+    name = max(own, key=own.__getitem__)
+    fleet = getattr(o, key)
+    return name if fleet is None or own[name] > fleet else None
+
+
 def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     """Per constraint: limit, value, margin (positive = slack) and whether it is met; under
-    ``slo_scope: tier`` a latency's value is its worst tier's (:func:`held_p99`)."""
+    ``slo_scope: tier`` a latency's value is its worst tier's (:func:`held_p99`), that tier
+    named as ``tier`` where it is over the fleet's (:func:`held_tier`): the value then is not
+    the fleet's p99 plan.json and summary.json give beside it."""
     out = {}
     for key in ("ttft_p99_s", "tpot_p99_s"):
         limit, value = getattr(c, key), held_p99(o, c, key)
         if limit is not None:
             v = _measured(value, o.dropped, _finished(o))
             shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
+            tier = held_tier(o, c, key)
             out[key] = {"limit": limit, "value": value, "margin": limit - shown,
-                        "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit)}
+                        "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit),
+                        **({"tier": tier} if tier else {})}
     if c.accuracy_floor is not None:
         out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
                            "margin": o.accuracy - c.accuracy_floor,
@@ -149,5 +168,5 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
             # they show, to more
             shown = ("none finished" if value is None else
                      figure_text(value, digits=over_digits(value, limit, 3)))
-            words.append(f"{key} {shown} vs limit {limit:.10g}")
+            words.append(f"{key} {shown} vs limit {limit:.10g}{whose_p99(m)}")
     return "; ".join(words) or None

@@ -55,6 +55,7 @@ from tiersim.results import (
     source_words,
     split_words,
     tier_slo_notes,
+    whose_p99,
 )
 
 CSS = """
@@ -626,7 +627,8 @@ def plan_section(plan: PlanResult) -> str:
              ["cost of the trace (USD)", chosen.get("cost_usd")],
              ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
     basis = (chosen.get("accuracy_sources") or {}).get("basis")
-    margins = [[accuracy_name(basis) if name == "accuracy" else name, as_given(m.get("limit")),
+    margins = [[accuracy_name(basis) if name == "accuracy" else name + whose_p99(m),
+                as_given(m.get("limit")),
                 to_figures(m.get("value")) if name == "accuracy" else m.get("value"),
                 m.get("margin"), m.get("met")]
                for name, m in in_margin_order(chosen.get("margins") or {})]
