@@ -121,10 +121,11 @@ def test_auto_follows_the_declared_format_only_where_the_tier_serves_the_checkpo
     ("quant", "said"),
     [
         (_ct({"num_bits": 4, "type": "float", "strategy": "tensor"}),
-         "key 'kv_cache_scheme' is 4-bit float"),
-        (_ct({"num_bits": 8, "type": "int"}), "key 'kv_cache_scheme' is 8-bit int"),
+         "key 'quantization_config.kv_cache_scheme' is 4-bit float"),
+        (_ct({"num_bits": 8, "type": "int"}),
+         "key 'quantization_config.kv_cache_scheme' is 8-bit int"),
         ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "NVFP4"},
-         "key 'kv_cache_quant_algo' is 'NVFP4'"),
+         "key 'quantization_config.kv_cache_quant_algo' is 'NVFP4'"),
     ],
 )
 def test_a_kv_format_tiersim_does_not_model_is_a_note(tmp_path, quant, said):

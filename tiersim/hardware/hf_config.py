@@ -386,7 +386,7 @@ def _quant_of(path: Path, quant: Any, span: Span, key: str = "quantization_confi
     try:
         with regex_budget(REGEX_BUDGET_S), _notes_once():
             formats = checkpoint_formats(path, quant, span, f"{key}.")
-            kv_cache = checkpoint_kv_cache(path, quant)
+            kv_cache = checkpoint_kv_cache(path, quant, f"{key}.")
             if quant and side.is_file():
                 _note_unread_side(path, side, (formats, kv_cache), span)
             return formats, kv_cache

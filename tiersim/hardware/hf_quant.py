@@ -134,22 +134,23 @@ def _described(read: tuple[tuple, str]) -> str:
     return names + (f", KV cache {kv_cache}" if kv_cache else "")
 
 
-def checkpoint_kv_cache(path: Path, quant: Any) -> str:
+def checkpoint_kv_cache(path: Path, quant: Any, prefix: str = QUANT_KEY) -> str:
     """The KV-cache format a checkpoint declares: ``"fp8"`` or ``""`` (none).
 
     As vLLM resolves ``--kv-cache-dtype auto``: ModelOpt's ``kv_cache_quant_algo`` (in
-    ``quantization_config``, or NVIDIA's ``hf_quant_config.json`` beside ``path`` when the
-    config has none) or a
+    ``quantization_config``, at key path ``prefix``, or NVIDIA's ``hf_quant_config.json``
+    beside ``path`` when the config has none) or a
     compressed-tensors ``kv_cache_scheme`` of 8-bit floats selects an FP8 cache; anything else
     leaves the model dtype, with a note when the checkpoint declares a KV format tiersim does
-    not model (:func:`_unmodelled_kv`).
+    not model (:func:`_unmodelled_kv`), naming the file and key that declare it.
     """
     side = None if quant else _side_file(path)
     if side is not None:  # vLLM reads the side file only where the config has no block
-        quant = _side_quant(side)
+        quant, prefix = _side_block(side)
+        path = side
     quant = quant if isinstance(quant, dict) else {}
     kv = _declared_kv(quant)
-    declared = _unmodelled_kv(quant) if not kv else None
+    declared = _unmodelled_kv(quant, prefix) if not kv else None
     if declared:
         warnings.warn(Note(f"{path}: {declared}: a KV-cache format tiersim does not model; its "
                            "cache is read in the model's dtype, which may hold more bytes a "
@@ -199,16 +200,17 @@ def _static_fp8_group(group: Any) -> bool:
             and acts.get("dynamic") is False and acts.get("strategy", "tensor") == "tensor")
 
 
-def _unmodelled_kv(quant: dict) -> str | None:
+def _unmodelled_kv(quant: dict, prefix: str = QUANT_KEY) -> str | None:
     """The key declaring a KV-cache format other than FP8 (a 4-bit or integer cache), as
-    ``key 'name' is value``; None where none is declared."""
+    ``key 'path.name' is value`` (``prefix``: the block's key path in its file); None where
+    none is declared."""
     algo = quant.get("kv_cache_quant_algo")
     if algo not in (None, "", "NONE", "none"):
-        return f"key 'kv_cache_quant_algo' is {str(algo)[:40]!r}"
+        return f"key '{prefix}kv_cache_quant_algo' is {str(algo)[:40]!r}"
     scheme = quant.get("kv_cache_scheme")
     if isinstance(scheme, dict) and scheme:
         bits, kind = scheme.get("num_bits"), scheme.get("type")
-        return f"key 'kv_cache_scheme' is {str(bits)[:12]}-bit {str(kind)[:20]}"
+        return f"key '{prefix}kv_cache_scheme' is {str(bits)[:12]}-bit {str(kind)[:20]}"
     return None
 
 
