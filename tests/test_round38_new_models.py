@@ -71,3 +71,87 @@ def test_an_unmodelled_kv_format_in_a_wrappers_text_config_names_its_key(tmp_pat
     _, notes = _notes(folder)
     assert any(n.startswith(f"{folder / 'config.json'}: key 'text_config.quantization_config."
                             "kv_cache_quant_algo' is 'NVFP4': a KV-cache format") for n in notes)
+
+
+#: Mistral's own params.json of a Mistral-Small-24B model (Magistral-Small-2506 ships only this
+#: and consolidated.safetensors: https://huggingface.co/mistralai/Magistral-Small-2506, whose
+#: model card serves it with ``--config_format mistral``; vllm-project/vllm issue 19427). The
+#: shapes are those of the mistral3 text_config of Mistral-Small-3.1-24B (vllm-project/vllm
+#: issue 15212 quotes its config.json).
+MISTRAL_SMALL_PARAMS = {"dim": 5120, "n_layers": 40, "head_dim": 128, "hidden_dim": 32768,
+                        "n_heads": 32, "n_kv_heads": 8, "rope_theta": 1000000000.0,
+                        "norm_eps": 1e-05, "vocab_size": 131072}
+PARAMS_WORDS = ("params.json is Mistral's own format (vLLM reads it under --config-format "
+                "mistral), which tiersim does not read; give the model's Hugging Face config.json "
+                "(the repository's, where it ships one), or write one beside it as vLLM builds it "
+                "(dim as hidden_size, n_layers as num_hidden_layers, n_heads as "
+                "num_attention_heads, n_kv_heads as num_key_value_heads, hidden_dim as "
+                "intermediate_size; model_type 'mistral', or 'mixtral' where it has a moe block; "
+                "max_position_embeddings 128000 where it gives none)")
+
+
+def _params_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "Magistral-Small-2506"
+    folder.mkdir()
+    (folder / "params.json").write_text(json.dumps(MISTRAL_SMALL_PARAMS))
+    return folder
+
+
+def test_a_mistral_format_folder_is_one_line_naming_params_json(tmp_path, capsys) -> None:
+    """A folder in Mistral's own format read only 'a folder with no config.json in it; give
+    the model's config.json ...', not what the folder holds nor how to get one."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    folder = _params_folder(tmp_path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: s\nmodel: {folder}\ngpu: H100\ntrace: {{path: "
+                        "azure2023_code.parquet, window: [240, 275]}\ntiers:\n  - {name: t, "
+                        "precision: bf16, replicas: 1, cost_per_gpu_hour: 3.0}\n")
+    line = one_error_line(*run_cli(capsys, "run", scenario))
+    assert line == (f"Error: {scenario}: line 2: model: {folder}: a folder with no config.json "
+                    f"in it; its {PARAMS_WORDS}")
+
+
+def test_params_json_given_as_the_config_names_its_format(tmp_path: Path) -> None:
+    """params.json named as the config read "key 'model_type': missing (it names the
+    architecture)"."""
+    from tiersim.errors import TiersimError
+
+    path = _params_folder(tmp_path) / "params.json"
+    with pytest.raises(TiersimError) as caught:
+        load_hf_config(path)
+    assert str(caught.value) == f"{path}: {PARAMS_WORDS}"
+
+
+def test_the_harness_names_params_json_too(tmp_path, capsys, monkeypatch) -> None:
+    """``python -m tiersim.calibrate --config`` of such a folder says the same."""
+    from test_hostile_inputs import one_error_line
+    from test_round38_fuzz11 import run_harness
+
+    monkeypatch.chdir(tmp_path)
+    folder = _params_folder(tmp_path)
+    line = one_error_line(*run_harness(capsys, "--device", "cpu", "--config", folder.name,
+                                       "--ops", "overhead", "--out", "p.json"))
+    assert line == (f"Error: {folder.name}: a folder with no config.json in it; its "
+                    f"{PARAMS_WORDS}")
+    line = one_error_line(*run_harness(capsys, "--device", "cpu", "--config",
+                                       f"{folder.name}/params.json", "--ops", "overhead",
+                                       "--out", "p.json"))
+    assert line == f"Error: {folder.name}/params.json: {PARAMS_WORDS}"
+
+
+def test_the_config_json_the_line_describes_reads_the_model(tmp_path: Path) -> None:
+    """Written as the line says, the config reads Mistral-Small-24B's 23.57 B parameters: 40 x
+    (5120 x (4096 + 2 x 1024) + 4096 x 5120 + 3 x 5120 x 32768) + 2 x 131072 x 5120 and the
+    norms (the Mistral-Small-3.1 card's 24 B holds its vision tower too)."""
+    folder = _params_folder(tmp_path)
+    from tiersim.hf_text import MISTRAL_KEYS
+
+    config = {MISTRAL_KEYS.get(k, k): v for k, v in MISTRAL_SMALL_PARAMS.items()}
+    config.update(model_type="mistral", max_position_embeddings=128000)
+    (folder / "config.json").write_text(json.dumps(config))
+    model = load_hf_config(folder)
+    attention = 5120 * (4096 + 2 * 1024) + 4096 * 5120
+    expected = 40 * (attention + 3 * 5120 * 32768 + 2 * 5120) + 2 * 131072 * 5120 + 5120
+    assert model.total_params == expected
+    assert (model.max_context, model.kv_heads, model.head_dim) == (128000, 8, 128)

@@ -10,6 +10,7 @@ with torch and numpy alone (it must not import pydantic, simpy or pandas).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -140,3 +141,34 @@ def defaults_note(key: str | None, model_type: Any, missing: dict[str, Any]) -> 
     where = f"key {key!r} leaves" if key else "leaves"
     return (f"{where} out {', '.join(missing)}: read as transformers' "
             f"{model_type} defaults ({', '.join(map(str, missing.values()))})")
+
+
+#: The file Mistral's own ("consolidated") format keeps a model's shapes in, which vLLM reads
+#: in place of config.json only under ``--config-format mistral``
+#: (vllm/transformers_utils/config.py ``load_params_config``): Magistral-Small-2506 ships no
+#: config.json.
+MISTRAL_PARAMS = "params.json"
+
+#: How vLLM names params.json's keys in the config.json it builds from it
+#: (vllm/transformers_utils/configs/mistral.py ``_remap_general_mistral_args``); head_dim and
+#: vocab_size keep their names.
+MISTRAL_KEYS = {"dim": "hidden_size", "n_layers": "num_hidden_layers",
+                "n_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads",
+                "hidden_dim": "intermediate_size"}
+
+
+def mistral_params_words() -> str:
+    """What a line refusing Mistral's ``params.json`` says: the format is not read, and the
+    config.json to write in its place (the keys vLLM renames, and the two it adds)."""
+    keys = ", ".join(f"{old} as {new}" for old, new in MISTRAL_KEYS.items())
+    return (f"{MISTRAL_PARAMS} is Mistral's own format (vLLM reads it under --config-format "
+            "mistral), which tiersim does not read; give the model's Hugging Face config.json "
+            "(the repository's, where it ships one), or write one beside it as vLLM builds it "
+            f"({keys}; model_type 'mistral', or 'mixtral' where it has a moe block; "
+            "max_position_embeddings 128000 where it gives none)")
+
+
+def holds_mistral_params(folder: Path) -> bool:
+    """Whether ``folder`` holds Mistral's :data:`MISTRAL_PARAMS` (and so a model in that
+    format, where it has no config.json)."""
+    return (folder / MISTRAL_PARAMS).is_file()

@@ -16,12 +16,15 @@ from tiersim.errors import shown as _shown
 from tiersim.hf_text import (
     ALIASES,
     GPT_OSS_TOP_K,
+    MISTRAL_PARAMS,
     SUPPORTED_TYPES,
     TEXT_CONFIG_KEYS,
     class_defaults_left_out,
     defaults_note,
+    holds_mistral_params,
     kv_heads_left_out,
     language_model_key,
+    mistral_params_words,
     served_type,
     type_not_a_name,
 )
@@ -190,6 +193,9 @@ def _config_in(path: Path) -> Path:
         return path
     inside = path / "config.json"
     if not (inside.exists() or inside.is_symlink()):
+        if holds_mistral_params(path):
+            raise CalibrateError(f"{path}: a folder with no config.json in it; its "
+                                 f"{mistral_params_words()}")
         raise CalibrateError(f"{path}: a folder with no config.json in it; give the model's "
                              "config.json or the folder holding it (Hugging Face's layout)")
     return inside
@@ -211,6 +217,8 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
+    if p.name == MISTRAL_PARAMS and "model_type" not in cfg:
+        raise CalibrateError(f"{where}: {mistral_params_words()}")
     outer = cfg
     bad = type_not_a_name(cfg)  # as the simulator, and transformers' AutoConfig, refuse it
     if bad is not None:

@@ -183,11 +183,14 @@ from tiersim.hf_text import (  # noqa: F401 -- the types and wrapper keys, share
     GPT_OSS_TOP_K,
     GQA_MOE_TYPES,
     HYBRID_TYPES,
+    MISTRAL_PARAMS,
     MLA_TYPES,
     MOE_LOCAL_TYPES,
     SUPPORTED_TYPES,
     TEXT_CLASS_DEFAULTS,
     TEXT_CONFIG_KEYS,
+    holds_mistral_params,
+    mistral_params_words,
     text_key,
 )
 from tiersim.jsonio import MAX_JSON_BYTES
@@ -239,9 +242,19 @@ def _refuse_folder_without_config(folder: Path) -> None:
     if (folder / "config.json").exists() or (folder / "config.json").is_symlink():
         return
     where = str(folder) if folder.is_absolute() else f"{folder} ({folder.resolve()})"
+    if holds_mistral_params(folder):
+        raise TiersimError(f"{where}: a folder with no config.json in it; its "
+                           f"{mistral_params_words()}")
     raise TiersimError(f"{where}: a folder with no config.json in it; give the model's "
                        "config.json, the folder holding it (Hugging Face's layout) or a "
                        "catalogue model's name")
+
+
+def _refuse_mistral_params(path: Path, data: dict[str, Any]) -> None:
+    """One line for Mistral's ``params.json`` given as the model's config (it names no
+    model_type: the line said only that the key is missing)."""
+    if path.name == MISTRAL_PARAMS and "model_type" not in data:
+        raise TiersimError(f"{path}: {mistral_params_words()}")
 
 
 #: How many models read :func:`load_hf_config` keeps (the oldest is dropped first).
@@ -272,6 +285,7 @@ def _read_key(path: Path) -> tuple | None:
 def _load(path: Path) -> ModelArch:
     """:func:`load_hf_config` of a ``config.json`` path, read afresh."""
     outer = _Config(path, _read(path))
+    _refuse_mistral_params(path, outer.data)
     _type_name(outer)
     cfg, wrapper_quant = _text_config(outer)
     model_type = _served_type(cfg, outer)
