@@ -155,3 +155,59 @@ def test_the_config_json_the_line_describes_reads_the_model(tmp_path: Path) -> N
     expected = 40 * (attention + 3 * 5120 * 32768 + 2 * 5120) + 2 * 131072 * 5120 + 5120
     assert model.total_params == expected
     assert (model.max_context, model.kv_heads, model.head_dim) == (128000, 8, 128)
+
+
+#: Qwen/Qwen2.5-72B-Instruct's config.json (https://huggingface.co/Qwen/Qwen2.5-72B-Instruct/
+#: blob/main/config.json), the keys that shape the model: an MLP of 29,568 = 231 blocks of 128.
+QWEN25_72B = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 8192,
+              "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+              "num_key_value_heads": 8, "max_position_embeddings": 32768,
+              "sliding_window": 131072, "max_window_layers": 80, "use_sliding_window": False,
+              "tie_word_embeddings": False, "vocab_size": 152064, "rope_theta": 1000000.0}
+
+
+def _qwen72_block_fp8(tmp_path: Path) -> Path:
+    """A scenario serving Qwen2.5-72B in block FP8 on 4 H100s per replica."""
+    folder = tmp_path / "Qwen2.5-72B-Instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN25_72B))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: s\nmodel: {folder}\ngpu: H100\ntrace: {{path: "
+                        "azure2023_code.parquet, window: [240, 275]}\ntiers:\n  - {name: t, "
+                        "precision: fp8_block, replicas: 1, gpus_per_replica: 4, "
+                        "cost_per_gpu_hour: 3.0}\nrouter: {policy: uniform}\nslo: {ttft_p99_s: "
+                        "2.0, tpot_p99_s: 0.1}\n")
+    return scenario
+
+
+def test_a_baseline_no_gpu_count_loads_is_infeasible_not_a_traceback(tmp_path, capsys) -> None:
+    """Qwen2.5-72B in block FP8 on H100s: 1 GPU is too small and 29,568 splits into whole
+    128-wide blocks over none of 2, 4, 8. The run (4 GPUs, with its split note) ended in
+    "AttributeError: 'NoneType' object has no attribute 'name'" when its uniform baseline,
+    sized at no GPU count, was routed on 1 GPU to score its accuracy."""
+    from test_hostile_inputs import run_cli
+
+    scenario = _qwen72_block_fp8(tmp_path)
+    code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out")
+    assert code == 0 and "Traceback" not in err, err[-2000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    uniform = summary["savings"]["uniform"]["t"]
+    assert uniform["slo_met"] is False and uniform["replicas"] is None
+    assert uniform["infeasible"].startswith("t on 2, 4, 8 GPUs per replica: its block-FP8 MLP "
+                                            "width 29,568 over 8 GPUs is 3,696 per GPU")
+    assert uniform["accuracy"] == summary["accuracy"]  # one tier: as accurate at any size
+
+
+def test_a_plan_of_a_tier_no_gpu_count_loads_says_so(tmp_path, capsys) -> None:
+    """The same tier planned ended on the same AttributeError (its uniform fleet's accuracy
+    source, routed on 1 GPU); it is one plan that meets nothing, saying why."""
+    from test_hostile_inputs import run_cli
+
+    scenario = _qwen72_block_fp8(tmp_path)
+    code, err = run_cli(capsys, "plan", scenario, "--out", tmp_path / "plan")
+    assert code == 1 and "Traceback" not in err, err[-2000:]
+    plan = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    assert plan["plan"] is None
+    assert [u["design"] for u in plan["uniform"]] == ["t"]
+    assert plan["uniform"][0]["missed"].startswith("t on 2, 4, 8 GPUs per replica: its "
+                                                   "block-FP8 MLP width 29,568")

@@ -212,6 +212,19 @@ class SimEvaluator:
         return Fleet(tiers=tuple(self.built(n, g) for n, g in
                                  zip(design.tiers, design.gpus_per_replica, strict=True)))
 
+    def built_design(self, design: Design) -> Design:
+        """``design`` with each tier on a GPU count it is built at: the design's, else the
+        scenario tier's own (which the scenario's checks built). A design no size of which
+        loads names 1 GPU per replica (Qwen2.5-72B in block FP8 on H100s: too large for one,
+        and its MLP of 231 blocks of 128 splits whole over none of 2, 4, 8); its accuracy and
+        basis, routed there, stopped ``run`` and ``plan`` on an AttributeError. Such a design
+        is never simulated: only its accuracy and basis are read from its routing."""
+        gpus = tuple(g if self.built(n, g) is not None else self.by_name[n].gpus_per_replica
+                     for n, g in zip(design.tiers, design.gpus_per_replica, strict=True))
+        if gpus == design.gpus_per_replica:
+            return design
+        return dataclasses.replace(design, gpus_per_replica=gpus)
+
     def router_config(self, design: Design):
         """The scenario's router with the design's overrides; every request on the one tier of
         a single-tier design."""
@@ -253,12 +266,14 @@ class SimEvaluator:
         return self._realised
 
     def routing(self, design: Design) -> tuple[list, Assignment, float]:
-        """(tier infos, assignment, accuracy if nothing is dropped) of a design (cached)."""
+        """(tier infos, assignment, accuracy if nothing is dropped) of a design (cached), routed
+        on GPU counts its tiers are built at (:meth:`built_design`)."""
         if design not in self._routing:
+            built = self.built_design(design)
             sub = self.scenario.model_copy(update={"tiers": [
                 self.tier_config(n, g) for n, g in
-                zip(design.tiers, design.gpus_per_replica, strict=True)]})
-            infos = self.runner.tier_infos(sub, self.fleet(design))
+                zip(built.tiers, built.gpus_per_replica, strict=True)]})
+            infos = self.runner.tier_infos(sub, self.fleet(built))
             router = build_router(self.router_config(design), infos, train_df=self.df,
                                   rng=np.random.default_rng(self.seeds[1]), source=self.source,
                                   baselines=[t.name for t in self.scenario.baselines])
