@@ -74,17 +74,21 @@ class FeasibilityChecks:
 
     def _split_refusal(self, name: str) -> str:
         """Why a tier has no layout left when every one that fits splits its weights in a way
-        vLLM refuses ("" otherwise, or for an evaluator that does not check splits)."""
+        vLLM refuses ("" otherwise, or for an evaluator that does not check splits), with the
+        GPU counts it does not fit on: the split's fix names those that split whole, 1 always,
+        and Qwen2.5-72B in block FP8 read "split it over 1 GPU" where one H100 is too small."""
         check = getattr(self.evaluator, "split_problem", None)
         if check is None:
             return ""
         own = self.evaluator.by_name[name].gpus_per_replica
-        fitting = [g for g in sorted({*self.gpu_options, own})
-                   if self.evaluator.built(name, g) is not None]
+        counts = sorted({*self.gpu_options, own})
+        fitting = [g for g in counts if self.evaluator.built(name, g) is not None]
         problems = [check(name, g) for g in fitting]
         if not fitting or not all(problems):
             return ""
-        return f"{name} on {_per_replica(fitting)}: {problems[-1]}"
+        unfit = [g for g in counts if g not in fitting]
+        tail = f"; it does not fit on {_per_replica(unfit)}" if unfit else ""
+        return f"{name} on {_per_replica(fitting)}: {problems[-1]}{tail}"
 
     def _longer(self, design: Design) -> list[tuple[str, int, int]]:
         """Per kept tier routed requests longer (prompt + output) than its context
