@@ -218,3 +218,38 @@ def test_a_plan_of_a_tier_no_gpu_count_loads_says_so(tmp_path, capsys) -> None:
     assert plan["plan"] is None
     assert [u["design"] for u in plan["uniform"]] == ["t"]
     assert plan["uniform"][0]["missed"] == SPLIT_AND_TOO_SMALL
+
+
+#: The language model of a Ministral 3 3B config.json (mistralai/Ministral-3-3B-Instruct-2512:
+#: a mistral3 wrapper over text_config model_type 'ministral3', as Devstral 2's checkpoints
+#: declare too). Shapes as transformers' VoxtralRealtimeConfig writes the same 3B backbone's
+#: defaults (hidden 3072, 26 layers, 32 / 8 heads of 128, MLP 9216, vocabulary 131072, tied);
+#: the YaRN rope_parameters block (with its llama_4_scaling_beta) as Ministral 3 configs carry it.
+MINISTRAL3_3B_TEXT = {"model_type": "ministral3", "hidden_size": 3072, "intermediate_size": 9216,
+                      "num_hidden_layers": 26, "num_attention_heads": 32,
+                      "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 131072,
+                      "max_position_embeddings": 262144, "tie_word_embeddings": True,
+                      "sliding_window": None,
+                      "rope_parameters": {"rope_type": "yarn", "type": "yarn", "factor": 16.0,
+                                          "original_max_position_embeddings": 16384,
+                                          "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+                                          "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1,
+                                          "rope_theta": 1000000.0}}
+
+
+def test_ministral3_is_read_as_mistral(tmp_path: Path) -> None:
+    """'ministral3' read "key 'text_config.model_type': 'ministral3' is not supported": it is
+    Mistral's architecture (its llama_4_scaling_beta scales the queries, no weights). By hand:
+    26 x (3072 x 4096 + 2 x 3072 x 1024 + 4096 x 3072 + 3 x 3072 x 9216 + 2 x 3072) + 131072 x
+    3072 (tied) + 3072 = 3,429,006,336 parameters; 26 x 8 x 128 x 2 x 2 bytes of KV a token;
+    YaRN's 16384 x 16 = 262,144 tokens of context."""
+    config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+              "text_config": MINISTRAL3_3B_TEXT, "vision_config": {"model_type": "pixtral"}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.warns(Note, match="a mistral3 model: tiersim serves its language model"):
+        model = load_hf_config(tmp_path)
+    assert model.total_params == 3_429_006_336
+    from tiersim.perf.memory import kv_bytes_per_token
+
+    assert kv_bytes_per_token(model, "bf16") == 26 * 8 * 128 * 2 * 2
+    assert (model.max_context, model.tie_embeddings) == (262144, True)

@@ -39,10 +39,11 @@ TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
 #: ``*_vl`` model is not modelled; MiMo is Qwen2 with a multi-token-prediction layer; PhiMoE is
 #: Mixtral's layout, its attention and lm_head biases, LayerNorms and SparseMixer routing under
 #: 0.01% of weights and time; Phi-3 / Phi-4 are Llama's with q/k/v and gate/up fused, the same
-#: weights).
+#: weights; Ministral 3 and Devstral 2's ``ministral3`` is Mistral's, its YaRN block's
+#: ``llama_4_scaling_beta`` a query temperature with no weights of its own).
 ALIASES = {"qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "mimo": "qwen2",
            "qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "phimoe": "mixtral",
-           "phi3": "llama"}
+           "phi3": "llama", "ministral3": "mistral"}
 
 #: Multimodal wrappers whose language model's keys may sit at the top level, with no
 #: ``text_config`` (older transformers wrote Qwen2-VL / Qwen2.5-VL configs so): read as this type.

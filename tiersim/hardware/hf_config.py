@@ -56,8 +56,8 @@ Supported ``model_type`` values and the keys read:
   :data:`TEXT_CLASS_DEFAULTS`);
   ``qwen3_vl_text`` / ``qwen3_vl_moe_text`` read as ``qwen3`` / ``qwen3_moe``, ``phi3``
   (Phi-3, Phi-4: fused ``qkv_proj`` / ``gate_up_proj``, which ignore lists may name) as
-  ``llama``, ``mimo`` as ``qwen2`` (its multi-token-prediction layer counted in the
-  checkpoint's size only);
+  ``llama``, ``ministral3`` (Ministral 3, Devstral 2) as ``mistral``, ``mimo`` as ``qwen2``
+  (its multi-token-prediction layer counted in the checkpoint's size only);
   ``qwen2_vl`` / ``qwen2_5_vl`` as ``qwen2``, through their ``text_config`` or, where they have
   none, their top-level keys.
 
