@@ -1,6 +1,8 @@
 """Models a new user brings that tiersim's benchmarks do not cover (helper newmodels, round 46):
-where a note or refusal names the file and key a value came from, it names the one it was read
-from."""
+a KV-cache note names the file and key it was read from; a folder in Mistral's own format
+(params.json) is one line saying which config.json to write; a tier no plan GPU count loads
+(Qwen2.5-72B in block FP8 on H100s) is an infeasible baseline, not a traceback; Ministral 3's
+``ministral3`` reads as Mistral. Each test names what a user saw before its fix."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_hostile_inputs import one_error_line, run_cli
+from test_round38_fuzz11 import run_harness
 
-from tiersim.errors import Note
+from tiersim.errors import Note, TiersimError
 from tiersim.hardware.hf_config import load_hf_config
-from tiersim.perf.memory import checkpoint_bytes
+from tiersim.hf_text import MISTRAL_KEYS
+from tiersim.perf.memory import checkpoint_bytes, kv_bytes_per_token
 
 #: meta-llama/Llama-3.1-8B-Instruct's config.json (https://huggingface.co/meta-llama/
 #: Llama-3.1-8B-Instruct/blob/main/config.json), the keys that shape the model.
@@ -100,8 +105,6 @@ def _params_folder(tmp_path: Path) -> Path:
 def test_a_mistral_format_folder_is_one_line_naming_params_json(tmp_path, capsys) -> None:
     """A folder in Mistral's own format read only 'a folder with no config.json in it; give
     the model's config.json ...', not what the folder holds nor how to get one."""
-    from test_hostile_inputs import one_error_line, run_cli
-
     folder = _params_folder(tmp_path)
     scenario = tmp_path / "s.yaml"
     scenario.write_text(f"name: s\nmodel: {folder}\ngpu: H100\ntrace: {{path: "
@@ -115,8 +118,6 @@ def test_a_mistral_format_folder_is_one_line_naming_params_json(tmp_path, capsys
 def test_params_json_given_as_the_config_names_its_format(tmp_path: Path) -> None:
     """params.json named as the config read "key 'model_type': missing (it names the
     architecture)"."""
-    from tiersim.errors import TiersimError
-
     path = _params_folder(tmp_path) / "params.json"
     with pytest.raises(TiersimError) as caught:
         load_hf_config(path)
@@ -125,9 +126,6 @@ def test_params_json_given_as_the_config_names_its_format(tmp_path: Path) -> Non
 
 def test_the_harness_names_params_json_too(tmp_path, capsys, monkeypatch) -> None:
     """``python -m tiersim.calibrate --config`` of such a folder says the same."""
-    from test_hostile_inputs import one_error_line
-    from test_round38_fuzz11 import run_harness
-
     monkeypatch.chdir(tmp_path)
     folder = _params_folder(tmp_path)
     line = one_error_line(*run_harness(capsys, "--device", "cpu", "--config", folder.name,
@@ -145,8 +143,6 @@ def test_the_config_json_the_line_describes_reads_the_model(tmp_path: Path) -> N
     (5120 x (4096 + 2 x 1024) + 4096 x 5120 + 3 x 5120 x 32768) + 2 x 131072 x 5120 and the
     norms (the Mistral-Small-3.1 card's 24 B holds its vision tower too)."""
     folder = _params_folder(tmp_path)
-    from tiersim.hf_text import MISTRAL_KEYS
-
     config = {MISTRAL_KEYS.get(k, k): v for k, v in MISTRAL_SMALL_PARAMS.items()}
     config.update(model_type="mistral", max_position_embeddings=128000)
     (folder / "config.json").write_text(json.dumps(config))
@@ -194,8 +190,6 @@ def test_a_baseline_no_gpu_count_loads_is_infeasible_not_a_traceback(tmp_path, c
     128-wide blocks over none of 2, 4, 8. The run (4 GPUs, with its split note) ended in
     "AttributeError: 'NoneType' object has no attribute 'name'" when its uniform baseline,
     sized at no GPU count, was routed on 1 GPU to score its accuracy."""
-    from test_hostile_inputs import run_cli
-
     scenario = _qwen72_block_fp8(tmp_path)
     code, err = run_cli(capsys, "run", scenario, "--out", tmp_path / "out")
     assert code == 0 and "Traceback" not in err, err[-2000:]
@@ -209,8 +203,6 @@ def test_a_baseline_no_gpu_count_loads_is_infeasible_not_a_traceback(tmp_path, c
 def test_a_plan_of_a_tier_no_gpu_count_loads_says_so(tmp_path, capsys) -> None:
     """The same tier planned ended on the same AttributeError (its uniform fleet's accuracy
     source, routed on 1 GPU); it is one plan that meets nothing, saying why."""
-    from test_hostile_inputs import run_cli
-
     scenario = _qwen72_block_fp8(tmp_path)
     code, err = run_cli(capsys, "plan", scenario, "--out", tmp_path / "plan")
     assert code == 1 and "Traceback" not in err, err[-2000:]
@@ -249,7 +241,5 @@ def test_ministral3_is_read_as_mistral(tmp_path: Path) -> None:
     with pytest.warns(Note, match="a mistral3 model: tiersim serves its language model"):
         model = load_hf_config(tmp_path)
     assert model.total_params == 3_429_006_336
-    from tiersim.perf.memory import kv_bytes_per_token
-
     assert kv_bytes_per_token(model, "bf16") == 26 * 8 * 128 * 2 * 2
     assert (model.max_context, model.tie_embeddings) == (262144, True)
