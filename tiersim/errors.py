@@ -18,13 +18,20 @@ def unprintable(text: str) -> str | None:
     return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
 
 
+ESCAPED = ("Cc", "Cf", "Cs", "Zl", "Zp")
+"""The Unicode categories :func:`escaped` writes as escapes: control, format, surrogate, and
+line and paragraph separator characters."""
+
+
 def escaped(text: str) -> str:
     """``text`` with every control or format character written as its escape (``\\x1b``,
     ``\\u202e``): a message quoting a hostile name cannot retitle or recolour the terminal,
     or reorder what a reader sees. So is a byte of a file name that is not UTF-8 (Python holds
-    it as a surrogate, ``\\udce9``), which no terminal encoding could print."""
+    it as a surrogate, ``\\udce9``), which no terminal encoding could print, and a line or
+    paragraph separator (``\\u2028``, ``\\u2029``), which would break the line in two for
+    a reader that honours Unicode's line breaks (Python's ``splitlines``, an editor)."""
     return "".join(c.encode("unicode_escape").decode("ascii")
-                   if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in str(text))
+                   if unicodedata.category(c) in ESCAPED else c for c in str(text))
 
 
 def escaped_lines(text: str) -> str:
