@@ -351,7 +351,8 @@ def test_a_wrapper_config_names_its_own_type_and_the_inner_key(tmp_path, capsys)
     (["--out", "x.json", "--bogus"],
      "Error: unrecognized arguments: --bogus; see tiersim calibrate --help"),
     (["--out", "x.json", "--tp", "abc"],
-     "Error: argument --tp: invalid int value: 'abc'; see tiersim calibrate --help"),
+     "Error: argument --tp: input should be a valid integer, unable to parse string as an "
+     "integer; see tiersim calibrate --help"),
 ])
 def test_a_usage_error_is_one_line_and_exit_1(capsys, argv, line):
     """argparse printed a usage block and exited 2; every tiersim command gives one line."""

@@ -6,6 +6,19 @@ from __future__ import annotations
 import pytest
 from test_hostile_inputs import one_error_line, run_cli
 
+from tiersim.calibrate.cli import main as harness_main
+
+
+def run_harness(capsys, *argv: str) -> tuple[int, str]:
+    """``tiersim calibrate ARGV`` (the harness's parser) in this process: (exit status,
+    stderr); a usage error's SystemExit read as its status."""
+    capsys.readouterr()
+    try:
+        code = harness_main(list(argv))
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
+
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029"], ids=["line", "paragraph"])
 def test_a_line_separator_in_a_path_is_written_as_its_escape(tmp_path, capsys, monkeypatch,
@@ -20,3 +33,61 @@ def test_a_line_separator_in_a_path_is_written_as_its_escape(tmp_path, capsys, m
     shown = name.encode("unicode_escape").decode("ascii")
     assert line == (f"Error: {shown}: no such folder; give the --out folder of a run, sweep "
                     "or plan")
+
+
+HARNESS_NUMBERS = {
+    "--seed of 5,000 digits": (["--seed", "9" * 5000],
+                               "argument --seed: a whole number of 5,000 digits is beyond any "
+                               "setting; see tiersim calibrate --help"),
+    "--seed of 400 digits": (["--seed", "9" * 400],
+                             f"--seed: must be from 0 to 2**63 - 1 (got {'9' * 37}...)"),
+    "--tp of 400 digits": (["--tp", "1" * 400],
+                           f"--tp {'1' * 37}...: tiny heads=4 is not divisible; use a tp that "
+                           "divides it"),
+    "--budget-s of 400 digits": (["--budget-s", "1" * 400],
+                                 "argument --budget-s: a whole number of 400 digits is beyond "
+                                 "any setting; see tiersim calibrate --help"),
+    "--seed in hexadecimal": (["--seed", "0x10"],
+                              "argument --seed: 0x10 is hexadecimal; write 16; see tiersim "
+                              "calibrate --help"),
+    "--tp with a leading zero": (["--tp", "010"],
+                                 "argument --tp: 010 has a leading zero, which YAML 1.1 reads as "
+                                 "octal (8); write 10; see tiersim calibrate --help"),
+    "--tp of a fraction": (["--tp", "1.5"],
+                           "argument --tp: input should be a valid integer, got a number with a "
+                           "fractional part; see tiersim calibrate --help"),
+    "--tp of nan": (["--tp", "nan"],
+                    "argument --tp: input should be a finite number; see tiersim calibrate "
+                    "--help"),
+}
+
+
+@pytest.mark.parametrize(("args", "said"), HARNESS_NUMBERS.values(), ids=HARNESS_NUMBERS)
+def test_the_harness_reads_its_number_options_by_tiersims_rule(tmp_path, capsys, monkeypatch,
+                                                                args, said):
+    """``tiersim calibrate`` read --seed and --tp with Python's int and --budget-s with float:
+    a 5,000-digit --seed was quoted whole in its error line (argparse's 'invalid int value:
+    '999...''), 400 digits of --seed or --tp were quoted whole by the range and divisibility
+    checks, a 400-digit --budget-s read as 'got inf', ``0x10`` read as no int, and ``010`` as
+    10 where tiersim's flags refuse it. The three are now read as every other tiersim number
+    flag reads its text (tiersim.numbers), and a long value is cut."""
+    monkeypatch.chdir(tmp_path)
+    code, err = run_harness(capsys, "--device", "cpu", "--quick", *args, "--out", "p.json")
+    assert one_error_line(code, err) == f"Error: {said}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("option", "written", "value"),
+                         [("--seed", "1e3", 1000), ("--tp", "1e0", 1)])
+def test_the_harness_reads_a_whole_number_with_an_exponent(tmp_path, capsys, monkeypatch, option,
+                                                           written, value):
+    """``--seed 1e3`` (or ``--tp 1e0``) was refused ('invalid int value'), where every other
+    tiersim flag reads 1e3 as 1000; it is that number now, as the profile records it."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    code, err = run_harness(capsys, "--device", "cpu", "--quick", option, written, "--out",
+                            "p.json")
+    assert code == 0, err
+    provenance = json.loads((tmp_path / "p.json").read_text())["provenance"]
+    assert provenance[option.removeprefix("--")] == value

@@ -100,6 +100,43 @@ class _Once(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+def whole_number(text: str) -> int:
+    """A whole-number option's ``text`` read by the rule tiersim's flags and scenarios read
+    numbers with (:mod:`tiersim.numbers`): ``1e3`` is 1000, ``0x10`` is refused with the
+    number to write. ``int`` read ``1e3`` as no int and quoted a 5,000-digit value whole."""
+    from tiersim.numbers import NumberError, exact_whole, read_number
+
+    try:
+        number = read_number(text, int)
+    except NumberError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if isinstance(number, int):
+        return number
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError("input should be a finite number")
+    if not number.is_integer():
+        raise argparse.ArgumentTypeError("input should be a valid integer, got a number with "
+                                         "a fractional part")
+    return exact_whole(text)
+
+
+def real_number(text: str) -> float:
+    """A number option's ``text`` read by tiersim's one rule (:func:`whole_number`), as a
+    float; a whole number beyond a float is refused (``float`` read it as infinity, so the
+    error line said 'got inf' of a number written out)."""
+    from tiersim.numbers import NumberError, read_number
+
+    try:
+        number = read_number(text)
+    except NumberError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    try:
+        return float(number)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"a whole number of {len(str(abs(number))):,} digits "
+                                         "is beyond any setting") from None
+
+
 def home_path(text: str) -> str:
     """An argument's path with a leading ``~`` expanded (``--out=~/p.json``), refusing a
     ``~user`` of no user in the words ``tiersim run`` uses (:func:`tiersim.paths.home_expanded`)."""
@@ -135,16 +172,17 @@ def parser() -> argparse.ArgumentParser:
                         "(default both)")
     p.add_argument("--ops", default=",".join(SECTIONS), type=_csv,
                    help=f"sections to measure, from {','.join(SECTIONS)}")
-    p.add_argument("--tp", default=1, type=int, help="tensor parallelism (shards the shapes)")
+    p.add_argument("--tp", default=1, type=whole_number,
+                   help="tensor parallelism (shards the shapes)")
     p.add_argument("--quick", action="store_true",
                    help="tiny built-in shapes and few points: seconds on a CPU, same file "
                         "format (takes neither --model nor --config)")
-    p.add_argument("--budget-s", default=None, type=float,
+    p.add_argument("--budget-s", default=None, type=real_number,
                    help="stop measuring after this many seconds (checked before every grid "
                         "point); what was measured goes to OUT's .partial.json name")
     p.add_argument("--compile-dequant", action="store_true",
                    help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
-    p.add_argument("--seed", default=0, type=int,
+    p.add_argument("--seed", default=0, type=whole_number,
                    help="seed of the random weights and inputs measured (default 0; recorded "
                         "in the profile)")
     p.add_argument("--out", required=True, type=home_path,  # --out=~/p.json too
@@ -482,7 +520,7 @@ def _arg_problem(args) -> str | None:
                    else "give its value, or leave it out")
             return f"--{flag.replace('_', '-')} is empty (an unset shell variable?); {fix}"
     if not 0 <= args.seed < 2**63:
-        return f"--seed: must be from 0 to 2**63 - 1 (got {args.seed})"
+        return f"--seed: must be from 0 to 2**63 - 1 (got {shown(args.seed)})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
         return f"--budget-s: must be a finite number of seconds > 0 (got {args.budget_s})"
     return None

@@ -318,15 +318,15 @@ def shard(model: ModelShapes, tp: int) -> ModelShapes:
     """Per-GPU shapes under tensor parallelism ``tp`` (heads, widths and vocab split; KV heads
     split down to one per GPU, then replicated, as vLLM does)."""
     if tp < 1:
-        raise CalibrateError(f"--tp {tp}: must be >= 1")
+        raise CalibrateError(f"--tp {_shown(tp)}: must be >= 1")
     if tp == 1:
         return model
     for what, value in (("heads", model.heads), ("intermediate", model.intermediate),
                         ("expert_intermediate", model.expert_intermediate),
                         ("shared_intermediate", model.shared_intermediate)):
         if value % tp:
-            raise CalibrateError(f"--tp {tp}: {model.name} {what}={value} is not divisible; "
-                                 f"use a tp that divides it")
+            raise CalibrateError(f"--tp {_shown(tp)}: {model.name} {what}={value} is not "
+                                 "divisible; use a tp that divides it")
     return replace(
         model,
         heads=model.heads // tp,
