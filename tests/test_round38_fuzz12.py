@@ -4,7 +4,7 @@ Each test names what a user saw before its fix."""
 from __future__ import annotations
 
 import pytest
-from test_hostile_inputs import one_error_line, run_cli
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.calibrate.cli import main as harness_main
 
@@ -91,3 +91,38 @@ def test_the_harness_reads_a_whole_number_with_an_exponent(tmp_path, capsys, mon
     assert code == 0, err
     provenance = json.loads((tmp_path / "p.json").read_text())["provenance"]
     assert provenance[option.removeprefix("--")] == value
+
+
+NINES = "9" * 400
+"""A whole number written in 400 digits: beyond the largest float (about 1.8e308)."""
+
+BEYOND_FLOAT = (f"must be a finite number (got {'9' * 77}...: 400 digits, beyond the largest a "
+                "number may be, about 1.8e308)")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["plan", "tiny", "--slo-ttft-p99", NINES, "--out", "o"], "--slo-ttft-p99: a whole number "
+     "of 400 digits is beyond any setting; see tiersim plan --help"),
+    (["analytic", "--p", NINES, "--eps", "0", "--delta", "0"], "--p: a whole number of 400 "
+     "digits is beyond any setting; see tiersim analytic --help"),
+    (["trace", "inspect", "tiny", "--window", "0", NINES], "--window: a whole number of 400 "
+     "digits is beyond any setting; see tiersim trace inspect --help"),
+], ids=["plan --slo-ttft-p99", "analytic --p", "trace inspect --window"])
+def test_a_number_flag_of_digits_beyond_a_float_says_so(tmp_path, capsys, monkeypatch, argv,
+                                                        said):
+    """A number flag given a whole number of 400 digits read 'input should be a valid number'
+    (pydantic's words for a float it cannot make), of a value that is one. It now says the
+    number is beyond any setting, as a flag of more digits than Python reads does."""
+    monkeypatch.chdir(tmp_path)
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scenario_number_of_digits_beyond_a_float_says_so(tmp_path, capsys, monkeypatch):
+    """``slo.ttft_p99_s`` written as 400 nines read 'input should be a valid number (got
+    999...)'; as ``1e400`` is, it is now no finite number, saying why."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("ttft_p99_s: 2.0", f"ttft_p99_s: {NINES}")))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml"))
+    assert line == f"Error: s.yaml: line 28: slo.ttft_p99_s: {BEYOND_FLOAT}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

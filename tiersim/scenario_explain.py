@@ -163,6 +163,8 @@ def _explain(error: dict, loc: Loc) -> str:
         return f"must be a finite number (got {_got(got)})"
     if kind == "int_parsing_size" and isinstance(got, float):
         return _beyond_int(got, loc)
+    if kind == "float_type" and isinstance(got, int) and not isinstance(got, bool):
+        return _beyond_float(got)
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false (got {_got(got)})"
     if kind == "literal_error":
@@ -187,6 +189,14 @@ def _beyond_int(got: float, loc: Loc) -> str:
         return f"must be >= {low} (got {_got(got)})"
     return (f"must be a whole number (got {_got(got)}: written with an exponent, one must be "
             "below 2**63); write it in digits")
+
+
+def _beyond_float(got: int) -> str:
+    """Why a whole number written in digits beyond a float (``ttft_p99_s: 999...``, 400
+    nines) is refused where a number is read: pydantic said 'input should be a valid number'
+    of what is one; as ``1e400`` is, it is no finite number."""
+    return (f"must be a finite number (got {_got(got)}: {len(str(abs(got))):,} digits, beyond "
+            "the largest a number may be, about 1.8e308)")
 
 
 def _int_bounds(loc: Loc) -> tuple[Any, Any]:

@@ -234,6 +234,7 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     as an integer, exceeded maximum size") and to ``low`` .. ``high``, in the words the
     framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
     default (a number, not text) is only held to them."""
+    import sys
     from typing import Annotated
 
     from pydantic import Field, TypeAdapter, ValidationError
@@ -247,6 +248,9 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     if kind is int and isinstance(text, str) and isinstance(number, float) \
             and number.is_integer():
         number = exact_whole(text)
+    if kind is float and isinstance(number, int) and abs(number) > sys.float_info.max:
+        raise errors.BadParameter(f"a whole number of {len(str(abs(number))):,} digits is "
+                                  "beyond any setting")  # pydantic: 'a valid number'
     try:
         return TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
     except ValidationError as err:
