@@ -126,3 +126,25 @@ def test_a_scenario_number_of_digits_beyond_a_float_says_so(tmp_path, capsys, mo
     line = one_error_line(*run_cli(capsys, "run", "s.yaml"))
     assert line == f"Error: s.yaml: line 28: slo.ttft_p99_s: {BEYOND_FLOAT}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize(("segment", "items"), [
+    ("tiers.².replicas", "'tiers' (has items: w4a16, bf16)"),
+    ("tiers.--1.replicas", "'tiers' (has items: w4a16, bf16)"),
+    ("router.fractions.²", "'router.fractions' (has items: 0, 1)"),
+    ("tiers.\u0660.replicas", "'tiers' (has items: w4a16, bf16)"),
+], ids=["superscript", "two minus signs", "list of numbers", "arabic-indic zero"])
+def test_a_sweep_axis_index_of_digits_int_cannot_read_is_no_item(tmp_path, capsys, monkeypatch,
+                                                                  segment, items):
+    """A sweep axis whose list index was a superscript (``tiers.².replicas``) or carried two
+    minus signs (``tiers.--1``) ended ``tiersim sweep`` in a traceback ('ValueError: invalid
+    literal for int() with base 10: '²'' from axes._is_index, which took str.isdigit, after
+    stripping every '-', for what int reads), and an Arabic-Indic zero was read as index 0.
+    An index is now written in the digits 0-9, as every number tiersim reads is; any other
+    segment is a name, and one no item has is refused naming the items."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(extra=f"sweep:\n  {segment}: [1, 2]\n"))
+    named = segment.split(".")[-2 if segment.startswith("tiers") else -1]
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: line 31: sweep: {segment!r}: no item {named!r} in {items}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

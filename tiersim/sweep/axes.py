@@ -314,8 +314,12 @@ def _named(node: list[Any], segment: str) -> Any:
 
 
 def _is_index(node: list[Any], segment: str) -> bool:
-    """Whether ``segment`` is an integer index of ``node`` (negative ones count from the end)."""
-    return segment.lstrip("-").isdigit() and -len(node) <= int(segment) < len(node)
+    """Whether ``segment`` is an integer index of ``node`` (negative ones count from the end),
+    written in decimal digits 0-9 as every number tiersim reads is: ``isdigit`` alone passed
+    a superscript ``²``, which ``int`` refuses (a ValueError traceback)."""
+    digits = segment.removeprefix("-")
+    return (digits.isascii() and digits.isdigit()
+            and -len(node) <= int(segment) < len(node))
 
 
 def _ambiguous(node: list[Any], segment: str, head: str) -> str:
