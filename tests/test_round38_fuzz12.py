@@ -148,3 +148,23 @@ def test_a_sweep_axis_index_of_digits_int_cannot_read_is_no_item(tmp_path, capsy
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: line 31: sweep: {segment!r}: no item {named!r} in {items}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize("key", ["\u00b2", "\u0663"], ids=["superscript", "arabic-indic three"])
+def test_a_router_key_of_digits_int_cannot_read_is_named(tmp_path, capsys, monkeypatch, key):
+    """A step_tiers key written as a superscript (``'²': zz``) ended tiersim run in a
+    traceback ('ValueError: invalid literal for int() with base 10: '²'' from
+    scenario_checks._router_problem, which read each part of the router's error place with
+    str.isdigit as a list index). The part is a name unless written in the digits 0-9; the
+    router's own line is shown."""
+    from test_hostile_inputs import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    agentic = (ROOT / "tiersim" / "scenarios" / "agentic.yaml").read_text()
+    old = "step_tiers: {planning: bf16,"
+    assert old in agentic
+    (tmp_path / "s.yaml").write_text(agentic.replace(old, f"step_tiers: {{'{key}': zz, "
+                                                          "planning: bf16,"))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml"))
+    assert line == (f"Error: s.yaml: line 45: router.step_tiers.{key}: unknown tier 'zz'; tiers "
+                    "are fp8, bf16; top and cheapest name the last and the first")

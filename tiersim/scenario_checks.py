@@ -736,7 +736,8 @@ def _router_problem(scenario: Scenario) -> tuple[Loc, str] | None:
         ROUTERS[scenario.router.policy](router, infos, "",
                                         [t.name for t in scenario.baselines])
     except ScenarioError as err:
-        loc = tuple(int(p) if p.isdigit() else p for p in err.where.split("."))
+        loc = tuple(int(p) if p.isascii() and p.isdigit() else p  # not int('²'): a name
+                    for p in err.where.split("."))
         return loc, str(err).removeprefix(f"{err.path}: {err.where}: ")
     return None
 
