@@ -168,3 +168,34 @@ def test_a_router_key_of_digits_int_cannot_read_is_named(tmp_path, capsys, monke
     line = one_error_line(*run_cli(capsys, "run", "s.yaml"))
     assert line == (f"Error: s.yaml: line 45: router.step_tiers.{key}: unknown tier 'zz'; tiers "
                     "are fp8, bf16; top and cheapest name the last and the first")
+
+
+def test_a_ray_folder_named_with_a_superscript_pid_is_no_traceback(tmp_path):
+    """A folder ``tiersim-ray-²-abc`` in RAY_TMPDIR ended ``tiersim sweep --executor ray`` in
+    a traceback ('ValueError: invalid literal for int() with base 10: '²'' from
+    executors._stale, which took str.isdigit for a pid int reads). Such a name holds no pid:
+    the folder is judged as one named without its sweep's pid is (by how long it was quiet),
+    so a new one is kept."""
+    from tiersim.sweep import executors
+
+    (tmp_path / "tiersim-ray-\u00b2-abc").mkdir()
+    assert executors.remove_stale_ray_folders(str(tmp_path)) == []
+    assert (tmp_path / "tiersim-ray-\u00b2-abc").is_dir()
+
+
+def test_a_lock_file_holding_a_superscript_is_no_tiersim_lock(tmp_path, capsys, monkeypatch):
+    """An --out folder's ``.lock`` holding ``²`` passed for a pid (str.isdigit), so the user's
+    file was taken as tiersim's lock and overwritten (and, were the folder locked meanwhile,
+    int('²') raised a traceback). It is refused as any other file of that name is."""
+    from test_hostile_inputs import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / ".lock").write_text("\u00b2")
+    line = one_error_line(*run_cli(capsys, "run", ROOT / "tiersim" / "scenarios" / "tiny.yaml",
+                                   "--out", "o"))
+    assert line == ("Error: o/.lock: holds no tiersim lock (tiersim writes its pid there) and "
+                    "would be overwritten; move the file, or use another --out folder (nothing "
+                    "was written)")
+    assert [p.name for p in (tmp_path / "o").iterdir()] == [".lock"]
+    assert (tmp_path / "o" / ".lock").read_text() == "\u00b2"

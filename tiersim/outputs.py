@@ -542,7 +542,7 @@ def _refuse_foreign_lock(handle, path: Path, kind: str = "run") -> None:
     except UnicodeDecodeError:  # bytes no pid is written as
         text = "?"
     handle.seek(0)
-    if text.strip() and not text.strip().isdigit():
+    if text.strip() and not is_pid(text.strip()):
         raise TiersimError(f"{path}: holds no tiersim lock (tiersim writes its pid there) and "
                            f"would be overwritten; move the file{_or_elsewhere(kind)} (nothing "
                            "was written)")
@@ -568,14 +568,20 @@ def _take(handle, out: Path, kind: str) -> bool:
                     "--out folder") from None
             handle.seek(0)
             holder = handle.read(20).strip()
-            if (holder.isdigit() and pid_alive(int(holder))) or time.monotonic() > deadline:
-                pid = f" (pid {holder})" if holder.isdigit() else ""
+            if (is_pid(holder) and pid_alive(int(holder))) or time.monotonic() > deadline:
+                pid = f" (pid {holder})" if is_pid(holder) else ""
                 then = (", then report again" if kind == "report"
                         else " or use another --out")
                 raise TiersimError(f"{out}: another tiersim command is writing to this folder"
                                    f"{pid}; wait for it to finish{then} (this {kind} did "
                                    "nothing)") from None
             time.sleep(0.05)
+
+
+def is_pid(text: str) -> bool:
+    """Whether ``text`` is a pid as tiersim writes one: the digits 0-9 alone (``str.isdigit``
+    passes a superscript ``²``, which ``int`` refuses: a traceback)."""
+    return text.isascii() and text.isdigit()
 
 
 def pid_alive(pid: int) -> bool:

@@ -407,10 +407,10 @@ def remove_stale_ray_folders(parent: str) -> list[str]:
 
 def _stale(name: str, folder: str) -> bool:
     """Whether the local Ray folder ``folder`` (called ``name``) belongs to no live sweep."""
-    from tiersim.outputs import pid_alive
+    from tiersim.outputs import is_pid, pid_alive
 
     pid, dash, _ = name.removeprefix(RAY_FOLDER_PREFIX).partition("-")
-    if dash and pid.isdigit():
+    if dash and is_pid(pid):
         return not pid_alive(int(pid)) and not _held(folder)
     return _unnamed_stale(folder)
 
