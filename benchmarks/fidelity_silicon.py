@@ -66,9 +66,7 @@ SGLang: ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``; all by ``--refre
 --system ...``) with the overhead, eager cost and load generator fitted on H200 unchanged:
 every row is held out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200
 and B300) included.
-``--roofline`` replays on the roofline model alone, no tables, with the host time (overhead and
-eager cost) vLLM's ``--fit`` gives: what a run with no profile gets (``--write-check`` records
-it as ``roofline_<gpu>``, which such a run prints).
+``--roofline`` replays on the roofline model alone (what a GPU with no profile gets).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -1961,12 +1959,13 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
     the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
     and how many of each model's rows trained a fit (the rest are held out): ``--fit``'s on
     H200, ``--fit-cpp-moe``'s (``cpp``: the rows with C++-launched experts) on its system.
-    ``roofline``: the rows were replayed on the roofline model alone (``--roofline``), whose
-    tables no fit sets but whose host time is ``--fit``'s (so H200's training rows count as
-    trained); the entry says ``step_times: roofline``."""
+    ``roofline``: the rows were replayed on the roofline model alone (``--roofline``), which no
+    fit sets: every row is held out, and the entry says ``step_times: roofline``."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
-    if system == FIT_SYSTEM and engine in FIT_TRAINING:
+    if roofline:
+        pass
+    elif system == FIT_SYSTEM and engine in FIT_TRAINING:
         for subset in FIT_TRAINING[engine]:
             trained |= training_mask(ok, subset)
     if system == FIT_CPP_MOE_SYSTEM and engine == "vllm" and cpp is not None:
@@ -2414,8 +2413,7 @@ def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
               f"lengths +-{proto.spread:.0%})")
     if roofline:
         lines = [f"{system}: every row held out; {client}; step times: tiersim's roofline model "
-                 f"of the {SYSTEM_GPU[system].upper()}, no tables, with vLLM's host time fitted "
-                 f"on {FIT_SYSTEM} (what a run with no profile gets)"]
+                 f"of the {SYSTEM_GPU[system].upper()} with its assumed overhead (no tables)"]
     else:
         lines = [f"{system}: every row held out; overhead, eager cost and {client}; operator "
                  f"tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
@@ -2505,9 +2503,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--overhead-ms", type=float,
                     help="vLLM's per-iteration overhead to use instead of its profile's")
     ap.add_argument("--roofline", action="store_true",
-                    help="replay on tiersim's roofline model alone (no measured tables; vLLM's "
-                         "host time fitted on H200): what a run with no profile gets; with "
-                         "--write-check, record it for the GPU")
+                    help="replay on tiersim's roofline model alone (no measured tables, its "
+                         "assumed overhead): what a GPU with no profile gets")
     ap.add_argument("--no-import", action="store_true",
                     help="replay on the saved profiles only; by default a row's tables that its "
                          "engine's profile lacks are imported from an installed "

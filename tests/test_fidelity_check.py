@@ -153,7 +153,7 @@ def test_the_shipped_roofline_record_is_the_benchmarks_output_on_this_code():
                  knobs=fs.Knobs(roofline=True))
     shipped = json.loads(fidelity.CHECK_FILE.read_text())["profiles"]["roofline_b300"]
     assert fs.check_entry(res, "vllm", "b300_sxm", roofline=True) == shipped
-    assert shipped["held_out_rows"] == shipped["rows"]  # nothing was fitted on B300
+    assert shipped["held_out_rows"] == shipped["rows"]  # no fit sets the roofline
 
 
 @pytest.mark.parametrize("gpu", ["H200", "H100", "B200", "B300"])
@@ -177,10 +177,9 @@ def test_the_line_a_roofline_run_prints_says_it_is_the_roofline_and_which_way_it
              "tiers": [{"tier": "bf16", "model": "a", "precision": "bf16",
                         "checked_model": {**MODEL_A, "held_out_rows": 60}}]}
     assert fidelity.describe(check) == (
-        "fidelity: these step times come from tiersim's roofline model (no measured tables) "
-        "and vLLM's host time fitted on measured serving; replaying NVIDIA's measured vllm "
-        "serving runs on H200 (132 rows, 2 models) on them, its median error was 9.9% TPOT "
-        "and 13.7% TTFT (signed -17% / -62%: "
+        "fidelity: these step times come from tiersim's roofline model, not measured tables; "
+        "replaying NVIDIA's measured vllm serving runs on H200 (132 rows, 2 models) on the "
+        "roofline alone, its median error was 9.9% TPOT and 13.7% TTFT (signed -17% / -62%: "
         "negative is faster than measured); aiconfigurator 12.8% / 23.7%; tier bf16 (a, "
         "bf16): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows (python "
         "benchmarks/fidelity_silicon.py --system b300_sxm --roofline --write-check in "

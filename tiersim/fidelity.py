@@ -220,11 +220,10 @@ def _describe_roofline(check: dict[str, Any]) -> str:
         signed = (f" (signed {check['tpot_signed_median_pct']:+.0f}% / "
                   f"{check['ttft_signed_median_pct']:+.0f}%: negative is faster than measured)")
     peer = _peer(check)
-    return (f"fidelity: these step times come from tiersim's roofline model (no measured "
-            f"tables) and vLLM's host time fitted on measured serving; replaying NVIDIA's "
-            f"measured {check['engine']} serving runs on {check['gpu']} ({check['rows']:,} rows, "
-            f"{models} model{'s' * (models != 1)}) on them, its median error was "
-            f"{check['tpot_abs_median_pct']:.1f}% TPOT "
+    return (f"fidelity: these step times come from tiersim's roofline model, not measured "
+            f"tables; replaying NVIDIA's measured {check['engine']} serving runs on "
+            f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}) on "
+            f"the roofline alone, its median error was {check['tpot_abs_median_pct']:.1f}% TPOT "
             f"and {check['ttft_abs_median_pct']:.1f}% TTFT{signed}{peer}; "
             f"{_models_part(check)} ({check['command']} in tiersim's source repository)")
 

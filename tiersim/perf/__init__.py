@@ -1,10 +1,9 @@
 """Step-time and memory models.
 
 :func:`build_step_model` is the one factory the scenario layer calls: with no profile it returns
-the roofline model (paying vLLM's host time fitted on H200, :func:`roofline_host`); with a
-profile (a JSON path, a bundled profile name, or a loaded :class:`~tiersim.perf.profile.Profile`)
-it returns the per-layer assembly driven by the profile's measured tables, falling back to the
-roofline table by table (listed in ``.sources()``).
+the roofline model; with a profile (a JSON path, a bundled profile name, or a loaded
+:class:`~tiersim.perf.profile.Profile`) it returns the per-layer assembly driven by the profile's
+measured tables, falling back to the roofline table by table (listed in ``.sources()``).
 """
 
 from __future__ import annotations
@@ -188,15 +187,8 @@ def build_step_model(
     kv_dtype = resolve_kv_dtype(arch, kv_dtype)
     check_parallel(arch, tp, dp, ep)
     if profile is None:
-        host = roofline_host(dev.name)
-        if host is None:
-            return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep,
-                                 moe_backend=moe_backend)
-        fallback = RooflineOps(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep)
-        ops = ProfileOps(host, arch, prec, dev, tp=tp, kv_dtype=kv_dtype, fallback=fallback,
-                         dp=dp, ep=ep)
-        return AssembledStepModel(arch, prec, tp, ops, "roofline", dp=dp, ep=ep,
-                                  moe_backend=moe_backend)
+        return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep,
+                             moe_backend=moe_backend)
     prof = resolve_profile(profile)
     problem = profile_gpu_problem(prof, dev.name, prof.path)
     if problem is not None:
@@ -211,28 +203,3 @@ def build_step_model(
 
 
 _KIND_LABELS = {"public": "measured public data", "harness": "harness", "roofline": "roofline"}
-
-
-def roofline_host(gpu: str):
-    """The serving engine's host time a replica on the roofline pays (a catalogue ``gpu``):
-    a :class:`~tiersim.perf.profile.Profile` with no tables, holding the per-iteration overhead
-    and the eager host time of vLLM fitted on NVIDIA's measured H200 serving runs (the shipped
-    H200 profile's, as the H100 and B200 profiles carry them), labelled as applied to the
-    roofline of ``gpu``; None when no H200 profile ships (then the roofline's own assumed
-    overhead, :class:`~tiersim.perf.roofline.RooflineConstants`). The host time is the engine's,
-    not a kernel's: on every GPU's measured vLLM rows it halves the roofline's TTFT error
-    (docs/fidelity.md, "The roofline alone, per GPU")."""
-    import dataclasses
-
-    from tiersim.paths import find_bundled
-    from tiersim.perf.profile import Profile
-
-    if find_bundled("profiles", DEFAULT_PROFILE) is None:
-        return None
-    fitted = resolve_profile(DEFAULT_PROFILE)
-    where = ("; applied to tiersim's roofline" if gpu == fitted.gpu
-             else f"; applied unchanged to tiersim's roofline of the {gpu}")
-    eager = dataclasses.replace(fitted.eager, source=fitted.eager.source + where)
-    return Profile(f"roofline_{gpu.lower()}", gpu, {"source": "roofline"}, fitted.overhead_s,
-                   fitted.overhead_source + where, [], overhead_per_layer_s=(
-                       fitted.overhead_per_layer_s), eager=eager)

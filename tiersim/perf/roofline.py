@@ -43,10 +43,7 @@ percentile); ``tests/test_roofline_vs_measured.py`` keeps them in band.
 - Overhead per iteration: 1.0 ms (vLLM V1 with CUDA graphs: scheduling, input preparation and
   sampling that does not overlap the GPU) plus 10 us per layer for the small kernels the ops do
   not model (two RMS norms, rotary embedding, activation, residual adds, top-k routing), i.e.
-  about 1.5 ms for a 48-layer model. This assumed host time is what a bare
-  :class:`RooflineModel` pays; a scenario with no profile pays vLLM's host time fitted on
-  NVIDIA's measured H200 serving runs instead (:func:`tiersim.perf.roofline_host`), which on
-  every GPU's measured rows halves the roofline's TTFT error (docs/fidelity.md).
+  about 1.5 ms for a 48-layer model.
 
 Known gaps against the measured tables (the roofline is optimistic there): FP8 GEMMs 0.70
 (0.41-0.96) and FP8 MoE 0.61 (0.31-0.89), as vLLM's CUTLASS FP8 kernels gain less over BF16 at
