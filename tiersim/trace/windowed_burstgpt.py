@@ -17,7 +17,10 @@ and the notes are the whole read's.
 :func:`read` returns None, and the caller reads the whole file, where its result could
 differ or where the file is refused (the whole read names the fault as it always has):
 
-- columns other than BurstGPT's own (optional columns are checked against rows far apart);
+- a canonical optional column (checked against rows far apart; the loader reads a file
+  holding a column its caller reads whole too); other columns, such as the ``Session ID`` and
+  ``Elapsed time`` of BurstGPT's v2.0 release (``BurstGPT_3.csv``), are noted as not read, as
+  the whole read notes them, and not parsed, as the whole read leaves them out;
 - a chunk's ``Timestamp`` not read as numbers, decimals at or beyond 2**53, or whole numbers
   at or beyond 2**53 in a file whose other chunks are decimals (the whole column is then
   decimals, which round them);
@@ -42,8 +45,11 @@ from tiersim.trace.filecheck import Source
 from tiersim.trace.formats import (
     FORMATS,
     OWN,
+    READ,
     SERVED_LABELS,
     ModelMix,
+    carried,
+    columns_left_out,
     columns_used,
     dropped_notes,
     model_names,
@@ -51,7 +57,7 @@ from tiersim.trace.formats import (
     totals_mismatch,
     totals_note,
 )
-from tiersim.trace.read_csv import CSV_CHUNK_ROWS, csv_chunks
+from tiersim.trace.read_csv import CSV_CHUNK_ROWS, chunk_source, csv_chunks, csv_columns
 from tiersim.trace.windowed import Part, _joined, columns_read_as
 
 TIME, PROMPT, OUTPUT = FORMATS["burstgpt"].required
@@ -117,18 +123,28 @@ class _Reading:
     last: float = 0.0
     totals: _Totals = field(default_factory=_Totals)
     models: _Models | None = None
+    column_notes: list[str] | None = None  # the notes on columns not read (the first chunk's)
     kept: tuple[list[np.ndarray], ...] = field(default_factory=lambda: ([], [], [], [], []))
     """Each chunk's requests inside the window: rows, arrivals, prompt and output tokens
     (int32) and model keys, a list a column."""
 
 
 def suits(path: str | Path, format: str) -> bool:
-    """Whether ``path`` is a CSV of BurstGPT's columns alone, its required three among them
-    (read as ``format``: auto or burstgpt)."""
+    """Whether ``path`` is a CSV of BurstGPT's required three columns and others that are no
+    canonical optional column, each named once (read as ``format``: auto or burstgpt; read as
+    auto, no other format's every column)."""
     columns = columns_read_as(path, format, "burstgpt")
-    return (columns is not None and len(set(columns)) == len(columns)
-            and set(columns) <= set(OWN["burstgpt"])
+    if columns is None or len(set(columns)) != len(columns):
+        return False
+    used = columns_used(columns, format)
+    return (used is not None and used <= set(READ["burstgpt"])
             and set(FORMATS["burstgpt"].required) <= set(columns))
+
+
+def _left_out(columns: list[str]) -> set[str]:
+    """The columns of a BurstGPT CSV that are not parsed at all (:func:`columns_left_out`:
+    neither its own nor read by its converter)."""
+    return columns_left_out(columns, "burstgpt")
 
 
 def read(path: str | Path, window: tuple[float, float] | None,
@@ -141,9 +157,11 @@ def read(path: str | Path, window: tuple[float, float] | None,
     reading = _Reading(float(start), float(end))
     used = lambda columns: columns_used(columns, "burstgpt")  # noqa: E731
     try:
-        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS, used)) as chunks:
+        names = csv_columns(Path(path))
+        with contextlib.closing(csv_chunks(path, chunk_rows or CSV_CHUNK_ROWS, used,
+                                           _left_out)) as chunks:
             for first, raw in chunks:
-                _add(reading, Source(str(path), 1, first), raw)
+                _add(reading, chunk_source(path, first, raw, names), raw)
         if not reading.kept[0] or (reading.big and "f" in reading.kinds):
             return None
         return _part(reading)
@@ -185,6 +203,8 @@ def _add(reading: _Reading, src: Source, raw: pd.DataFrame) -> None:
     """Check a chunk (``src``: its first row) as the converter checks the whole file, count
     what its notes count and keep its served requests inside the window."""
     t = _times(reading, src, raw[TIME])
+    if reading.column_notes is None:
+        reading.column_notes = carried(raw.iloc[:0], src, OWN["burstgpt"])[1]
     out = checks.tokens(src, raw[OUTPUT], OUTPUT, allow_zero=True)
     served = out > 0
     inp = checks.tokens(src, raw[PROMPT], PROMPT, served=served)
@@ -267,7 +287,7 @@ def _part(reading: _Reading) -> Part:
     """The window's table and the whole read's notes."""
     rows, t, inp, out, keys = (_joined(column) for column in reading.kept)
     table = canonical.build(rows, t, inp, out)
-    notes = [*_unit_notes(reading), *_coarse(reading, t)]
+    notes = [*(reading.column_notes or []), *_unit_notes(reading), *_coarse(reading, t)]
     totals = reading.totals
     if totals.count:
         notes += totals_note(totals.count, reading.kept_count, *totals.first)
