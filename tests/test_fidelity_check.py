@@ -192,3 +192,15 @@ def test_a_record_missing_one_of_aiconfigurators_figures_drops_the_pair(step_tim
     check = {**RECORD, "aiconfigurator_ttft_abs_median_pct": None, "step_times": step_times,
              "tiers": []}
     assert "aiconfigurator" not in fidelity.describe(check)
+
+
+@pytest.mark.parametrize("step_times", [None, "roofline"])
+def test_a_tiers_hostile_model_path_is_escaped_in_the_line(step_times):
+    """A tier's model is the user's path: a profile run printed its escape bytes raw (a roofline
+    run, which printed no tiers before its record, found it: test_round25_outputsafety)."""
+    check = {**RECORD, "step_times": step_times, "tiers": [
+        {"tier": "t", "model": "m\x1b[31mRED\u202eevil", "precision": "bf16",
+         "checked_model": None}]}
+    line = fidelity.describe(check)
+    assert "\x1b" not in line and "\u202e" not in line
+    assert "tier t (m\\x1b[31mRED\\u202eevil, bf16): not among the checked models" in line

@@ -187,7 +187,16 @@ class Checked(BaseModel):
 
 def describe(check: dict[str, Any] | None) -> str:
     """One line for the terminal and the report: the profile's figures over all replayed rows,
-    then each tier's model and format with that model's own rows when it is among them."""
+    then each tier's model and format with that model's own rows when it is among them. A
+    tier's model is the user's path or name: control and format characters in it are written
+    as their escapes (:func:`~tiersim.errors.escaped`), as the tier table writes it."""
+    from tiersim.errors import escaped
+
+    return escaped(_describe(check))
+
+
+def _describe(check: dict[str, Any] | None) -> str:
+    """:func:`describe`'s line, as the record gives it."""
     if check is None:
         return ("fidelity: these step times have not been checked against measured serving "
                 "(the roofline on a GPU with no measured rows, or a profile of your own)")
