@@ -158,6 +158,9 @@ SCENARIO_CASES = {
     "a terminal escape in a tier name": (tiny_with(("- name: w4a16", '- name: "w\\e[31m"')),
                                          "tiers[0].name: contains the control or format "
                                          "character U+001B"),
+    "a line separator in a tier name": (tiny_with(("- name: w4a16", '- name: "w\\u2028b"')),
+                                        "tiers[0].name: contains the line or paragraph "
+                                        "separator U+2028; use printable characters"),
     "boolean in trace.window": (tiny_with(("window: [240, 360]", "window: [false, 360]")),
                                 "trace.window: a number is expected here"),
     "boolean in router.fractions": (

@@ -84,6 +84,11 @@ def test_a_step_or_task_type_with_a_terminal_escape_is_refused(tmp_path, capsys)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", tasks))
     assert line == (f"Error: {tasks}: row 2, column 'task_type': task_type contains the control "
                     "or format character U+200B; use printable text (file line 3)")
+    pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [1, 5], "output_tokens": [1, 2],
+                  "task_type": ["a", "b\u2029c"]}).to_parquet(steps)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", steps))
+    assert line == (f"Error: {steps}: row 2, column 'task_type': task_type contains the line or "
+                    "paragraph separator U+2029; use printable text")  # it broke a table's row
 
 
 def test_a_negative_fraction_is_named(tmp_path, capsys):

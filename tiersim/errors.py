@@ -14,8 +14,18 @@ import unicodedata
 
 def unprintable(text: str) -> str | None:
     """The first control or format character of ``text`` (a terminal escape, a right-to-left
-    override, a zero-width space: they change what a reader of a table sees), else None."""
-    return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
+    override, a zero-width space: they change what a reader of a table sees), or line or
+    paragraph separator (U+2028, U+2029: they break a table's row in two), else None."""
+    return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")),
+                None)
+
+
+def unprintable_words(char: str) -> str:
+    """What :func:`unprintable` found, in words, with its code point: "the control or format
+    character U+001B" or "the line or paragraph separator U+2028"."""
+    kind = ("line or paragraph separator" if unicodedata.category(char) in ("Zl", "Zp")
+            else "control or format character")
+    return f"the {kind} U+{ord(char):04X}"
 
 
 ESCAPED = ("Cc", "Cf", "Cs", "Zl", "Zp")

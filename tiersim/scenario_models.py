@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from tiersim.errors import KeyedError, TiersimError, unprintable
+from tiersim.errors import KeyedError, TiersimError, unprintable, unprintable_words
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 from tiersim.scenario_where import Loc
 
@@ -54,8 +54,7 @@ def _printable(name: str) -> str:
         raise ValueError("is blank; give a name a reader can see")
     bad = unprintable(name)
     if bad is not None:
-        raise ValueError(f"contains the control or format character U+{ord(bad):04X}; use "
-                         "printable characters")
+        raise ValueError(f"contains {unprintable_words(bad)}; use printable characters")
     return name
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.atomic import write_with_atomic
-from tiersim.errors import TraceError, unprintable
+from tiersim.errors import TraceError, unprintable, unprintable_words
 from tiersim.trace import checks
 from tiersim.trace.filecheck import Source
 from tiersim.trace.trace_columns import CORE, NAMED
@@ -282,8 +282,8 @@ def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
         bad = unprintable(label)
         if bad is not None:
             row = int(np.flatnonzero(s.astype(str).to_numpy() == label)[0])
-            raise src.error(f"{name} contains the control or format character "
-                            f"U+{ord(bad):04X}; use printable text", row, name)
+            raise src.error(f"{name} contains {unprintable_words(bad)}; use printable text",
+                            row, name)
 
 
 def _prefix_hashes(s: pd.Series, src: Source) -> np.ndarray:

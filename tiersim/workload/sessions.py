@@ -39,7 +39,14 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiersim.errors import KeyedError, ScenarioError, TraceError, escaped, unprintable
+from tiersim.errors import (
+    KeyedError,
+    ScenarioError,
+    TraceError,
+    escaped,
+    unprintable,
+    unprintable_words,
+)
 from tiersim.memory import beyond_room, memory_room
 from tiersim.shares import sums_to_one
 from tiersim.trace import checks
@@ -148,9 +155,8 @@ class SessionGenerator(_Strict):
             for kind in kinds:
                 bad = unprintable(kind)
                 if bad is not None:
-                    raise KeyedError((key,), f"step type '{escaped(kind)}' contains the "
-                                     f"control or format character U+{ord(bad):04X}; use "
-                                     "printable characters")
+                    raise KeyedError((key,), f"step type '{escaped(kind)}' contains "
+                                     f"{unprintable_words(bad)}; use printable characters")
         return self
 
 
