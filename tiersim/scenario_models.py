@@ -96,7 +96,8 @@ class TraceConfig(_Strict):
         description="trace file; relative to the scenario's folder, then traces/")
     format: Literal["auto", "azure", "burstgpt", "mooncake", "canonical"] = "auto"
     window: tuple[float, float] | None = Field(
-        default=None, description="(start_s, end_s) relative to trace start, then re-zeroed"
+        default=None, description="(start_s, end_s) relative to trace start, on the times as "
+        "written (cut before time_scale divides them), then re-zeroed"
     )
     time_scale: float = Field(default=1.0, ge=1e-3, le=1e3,
                               description="2.0 = arrivals twice as fast (0.001 to 1000)")
