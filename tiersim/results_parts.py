@@ -223,8 +223,9 @@ class ProfileUsed:
     """The step-time profile named by the scenario (None: roofline, or the GPU's default) and,
     per tier, each operator table's source ("roofline", "harness on <device>", "measured:...").
     ``checked``: how that profile's serving predictions matched measured runs
-    (:mod:`tiersim.fidelity`), or None when they were not checked (the roofline, a profile of
-    one's own)."""
+    (:mod:`tiersim.fidelity`); with no profile, how the roofline model matched the GPU's
+    measured runs; None when they were not checked (a profile of one's own, the roofline of a
+    GPU with no measured rows)."""
 
     name: str | None
     sources: dict[str, dict[str, str]]
