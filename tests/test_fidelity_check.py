@@ -91,8 +91,9 @@ def test_a_profile_of_ones_own_or_the_roofline_is_not_checked(tmp_path):
     assert fidelity.check_for(None, {"t": ("Llama-3.1-70B", "bf16")}) is None
     assert fidelity.check_for("nosuch_profile", {"t": ("Llama-3.1-70B", "bf16")}) is None
     assert fidelity.describe(None) == (
-        "fidelity: these step times have not been checked against measured serving (the "
-        "roofline on a GPU with no measured rows, or a profile of your own)")
+        "fidelity: these step times have not been checked against measured serving ("
+        "a profile of your own, the roofline on a GPU with no measured rows, no tier reading "
+        "the profile's tables, or a run written before tiersim recorded the roofline's check)")
 
 
 RECORD = {"profile": "p", "engine": "vllm", "gpu": "H200", "rows": 291,

@@ -58,4 +58,4 @@ def test_the_page_says_how_far_the_profiles_predictions_were_from_measured_servi
                                                                           checked=None))
     line = fidelity.describe(None).removeprefix("fidelity: ")
     page = provenance(ReportData(Path("."), run=unchecked, scenario={"name": "s"}))
-    assert f"fidelity of these step times</td><td>{line}</td>" in page
+    assert f"fidelity of these step times</td><td>{html.escape(line)}</td>" in page

@@ -199,7 +199,9 @@ def _describe(check: dict[str, Any] | None) -> str:
     """:func:`describe`'s line, as the record gives it."""
     if check is None:
         return ("fidelity: these step times have not been checked against measured serving "
-                "(the roofline on a GPU with no measured rows, or a profile of your own)")
+                "(a profile of your own, the roofline on a GPU with no measured rows, no tier "
+                "reading the profile's tables, or a run written before tiersim recorded the "
+                "roofline's check)")
     if check.get("step_times") == "roofline":
         return _describe_roofline(check)
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
