@@ -1963,9 +1963,7 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
     fit sets: every row is held out, and the entry says ``step_times: roofline``."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
-    if roofline:
-        pass
-    elif system == FIT_SYSTEM and engine in FIT_TRAINING:
+    if system == FIT_SYSTEM and engine in FIT_TRAINING and not roofline:
         for subset in FIT_TRAINING[engine]:
             trained |= training_mask(ok, subset)
     if system == FIT_CPP_MOE_SYSTEM and engine == "vllm" and cpp is not None:

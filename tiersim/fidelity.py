@@ -207,12 +207,17 @@ def _describe(check: dict[str, Any] | None) -> str:
     low, high = check.get("model_tpot_abs_median_pct_range") or (None, None)
     spread = f"; {low:.1f}-{high:.1f}% TPOT by model" if low is not None else ""
     peer = _peer(check)
-    models = len(check["models_checked"])
     return (f"fidelity: replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}), "
+            f"{check['gpu']} ({_rows_part(check)}), "
             f"this profile's median error was {check['tpot_abs_median_pct']:.1f}% TPOT and "
             f"{check['ttft_abs_median_pct']:.1f}% TTFT{spread}{peer}; {_models_part(check)} "
             f"({check['command']} in tiersim's source repository)")
+
+
+def _rows_part(check: dict[str, Any]) -> str:
+    """``273 rows, 6 models``: how many rows a record replayed, of how many models."""
+    models = len(check["models_checked"])
+    return f"{check['rows']:,} rows, {models} model{'s' * (models != 1)}"
 
 
 def _peer(check: dict[str, Any]) -> str:
@@ -225,7 +230,6 @@ def _peer(check: dict[str, Any]) -> str:
 def _describe_roofline(check: dict[str, Any]) -> str:
     """:func:`describe`'s line for the roofline model's record: its median errors, signed too,
     since a roofline leaves out costs and so errs one way."""
-    models = len(check["models_checked"])
     signed = ""
     if None not in (check.get("tpot_signed_median_pct"), check.get("ttft_signed_median_pct")):
         signed = (f" (signed {check['tpot_signed_median_pct']:+.0f}% / "
@@ -233,8 +237,8 @@ def _describe_roofline(check: dict[str, Any]) -> str:
     peer = _peer(check)
     return (f"fidelity: these step times come from tiersim's roofline model, not measured "
             f"tables; replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({check['rows']:,} rows, {models} model{'s' * (models != 1)}) on "
-            f"the roofline alone, its median error was {check['tpot_abs_median_pct']:.1f}% TPOT "
+            f"{check['gpu']} ({_rows_part(check)}) on the roofline alone, its median error "
+            f"was {check['tpot_abs_median_pct']:.1f}% TPOT "
             f"and {check['ttft_abs_median_pct']:.1f}% TTFT{signed}{peer}; "
             f"{_models_part(check)} ({check['command']} in tiersim's source repository)")
 

@@ -428,15 +428,14 @@ def profile_used(scenario: Scenario, fleet: Fleet) -> ProfileUsed:
     about these step times); with no profile, how the roofline model matched the GPU's
     measured serving (:func:`fidelity.roofline_check_for`)."""
     sources = {t.name: dict(sorted(t.sources().items())) for t in fleet.tiers}
-    reads = {t.name: (scenario.tier_model_ref(t.config), t.config.precision,
-                      t.config.moe_backend)
-             for t in fleet.tiers
-             if any(v != "roofline" and k != "overhead" for k, v in sources[t.name].items())}
-    checked = fidelity.check_for(scenario.profile, reads) if reads else None
+    every = {t.name: (scenario.tier_model_ref(t.config), t.config.precision,
+                      t.config.moe_backend) for t in fleet.tiers}
     if scenario.profile is None:  # every step time is the roofline's, checked on this GPU's rows
-        checked = fidelity.roofline_check_for(scenario.gpu, {
-            t.name: (scenario.tier_model_ref(t.config), t.config.precision, t.config.moe_backend)
-            for t in fleet.tiers})
+        checked = fidelity.roofline_check_for(scenario.gpu, every)
+    else:
+        reads = {name: read for name, read in every.items()
+                 if any(v != "roofline" and k != "overhead" for k, v in sources[name].items())}
+        checked = fidelity.check_for(scenario.profile, reads) if reads else None
     return ProfileUsed(name=scenario.profile, sources=sources, checked=checked)
 
 
