@@ -66,7 +66,10 @@ SGLang: ``benchmarks/data/<gpu>_aiconfigurator_<engine>.json``; all by ``--refre
 --system ...``) with the overhead, eager cost and load generator fitted on H200 unchanged:
 every row is held out, models the H200 sample lacks (Qwen3-32B, the NVFP4 checkpoints on B200
 and B300) included.
-``--roofline`` replays on the roofline model alone (what a GPU with no profile gets).
+``--roofline`` replays on the roofline model alone, no tables, with its shipped calibration
+(:mod:`tiersim.perf.roofline_calibration`: kernel efficiencies from H200's tables, vLLM's host
+time as fitted): what a run with no profile gets (``--write-check`` records it as
+``roofline_<gpu>``, which such a run prints).
 
 Run ``python benchmarks/fidelity_silicon.py`` (no network; aiconfigurator not needed). It prints
 per engine and model: n, median |TPOT error| and |TTFT error| of tiersim and of aiconfigurator on
@@ -1641,9 +1644,13 @@ def row_protocol(proto: Protocol, row: dict, reused: dict[str, float]) -> Protoc
     return dataclasses.replace(proto, pool=pool)
 
 
+#: ``sources()`` entries that are the engine's host time, not an operator table.
+HOST_TIME = ("overhead", "eager")
+
+
 def on_roofline(sources: dict[str, str]) -> list[str]:
     """The operator tables a step model answered with the roofline (its ``sources()``)."""
-    return [k for k, v in sources.items() if v == "roofline" and k != "overhead"]
+    return [k for k, v in sources.items() if v == "roofline" and k not in HOST_TIME]
 
 
 def anchored(sources: dict[str, str]) -> list[str]:
@@ -1668,7 +1675,7 @@ def simulate_row(row: dict, kv_dtype: str, proto: Protocol, knobs: Knobs) -> dic
         return {"unrepresentable": f"its replay gave TTFT {out['sim_ttft_ms']} ms, TPOT "
                                    f"{out['sim_tpot_ms']} ms"}
     out["roofline_tables"] = len(on_roofline(sources))
-    out["tables"] = sum(k != "overhead" for k in sources)
+    out["tables"] = sum(k not in HOST_TIME for k in sources)
     out["anchored_tables"] = len(anchored(sources))
     return out
 
@@ -1959,11 +1966,13 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
     the replayed rows' median errors, per model and in all, tiersim's beside aiconfigurator's,
     and how many of each model's rows trained a fit (the rest are held out): ``--fit``'s on
     H200, ``--fit-cpp-moe``'s (``cpp``: the rows with C++-launched experts) on its system.
-    ``roofline``: the rows were replayed on the roofline model alone (``--roofline``), which no
-    fit sets: every row is held out, and the entry says ``step_times: roofline``."""
+    ``roofline``: the rows were replayed on the calibrated roofline (``--roofline``), no
+    tables, whose host time is the fits' (their training rows count as trained; its kernel
+    efficiencies come from H200's operator tables, no serving row), and the entry says
+    ``step_times: roofline``."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
-    if system == FIT_SYSTEM and engine in FIT_TRAINING and not roofline:
+    if system == FIT_SYSTEM and engine in FIT_TRAINING:
         for subset in FIT_TRAINING[engine]:
             trained |= training_mask(ok, subset)
     if system == FIT_CPP_MOE_SYSTEM and engine == "vllm" and cpp is not None:
@@ -2016,7 +2025,7 @@ def write_check(res: pd.DataFrame, system: str, cpp: pd.Series | None = None,
     doc.setdefault("schema", "tiersim.fidelity_check/1")
     profiles = doc.setdefault("profiles", {})
     if roofline:
-        profiles[roofline_key(SYSTEM_GPU[system])] = check_entry(res, "vllm", system,
+        profiles[roofline_key(SYSTEM_GPU[system])] = check_entry(res, "vllm", system, cpp,
                                                                  roofline=True)
         CHECK_FILE.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         return CHECK_FILE
@@ -2410,15 +2419,19 @@ def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
     client = (f"load generator as fitted on {FIT_SYSTEM} ({proto.per_client} requests per client, "
               f"lengths +-{proto.spread:.0%})")
     if roofline:
-        lines = [f"{system}: every row held out; {client}; step times: tiersim's roofline model "
-                 f"of the {SYSTEM_GPU[system].upper()} with its assumed overhead (no tables)"]
+        held = ("every row held out but the C++ MoE rate's training rows (--fit-cpp-moe)"
+                if system == FIT_CPP_MOE_SYSTEM else "every row held out")
+        lines = [f"{system}: {held}; {client}; step times: tiersim's roofline model of the "
+                 f"{SYSTEM_GPU[system].upper()}, no tables, calibrated on {FIT_SYSTEM} (kernel "
+                 "efficiencies from its operator tables, vLLM's host time as fitted)"]
     else:
         lines = [f"{system}: every row held out; overhead, eager cost and {client}; operator "
                  f"tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
+    held_out = "" if roofline and system == FIT_CPP_MOE_SYSTEM else "held out: "
     for engine in sorted(res["backend"].unique()):
         g = res[res["backend"] == engine]
         if g["sim_tpot_ms"].notna().any():
-            lines.append(group_line(f"held out: every {system} {engine} row", g))
+            lines.append(group_line(f"{held_out}every {system} {engine} row", g))
     return lines
 
 
@@ -2501,8 +2514,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--overhead-ms", type=float,
                     help="vLLM's per-iteration overhead to use instead of its profile's")
     ap.add_argument("--roofline", action="store_true",
-                    help="replay on tiersim's roofline model alone (no measured tables, its "
-                         "assumed overhead): what a GPU with no profile gets")
+                    help="replay on tiersim's calibrated roofline model alone (no measured "
+                         "tables): what a run with no profile gets")
     ap.add_argument("--no-import", action="store_true",
                     help="replay on the saved profiles only; by default a row's tables that its "
                          "engine's profile lacks are imported from an installed "
@@ -2615,8 +2628,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(row_lines(res)) + "\n")
     trained = any(training_mask(df, rows[0]).any() for rows in FIT_TRAINING.values())
     reports = args.overhead_ms is None and not args.steady_state and not args.roofline
-    cpp = (cpp_moe_rows(df, args.kv_dtype, args.jobs)
-           if reports and (args.system == FIT_CPP_MOE_SYSTEM or trained) else None)
+    wants_cpp = (reports and (args.system == FIT_CPP_MOE_SYSTEM or trained)
+                 or args.roofline and args.write_check and args.system == FIT_CPP_MOE_SYSTEM)
+    cpp = cpp_moe_rows(df, args.kv_dtype, args.jobs) if wants_cpp else None
     if args.system != FIT_SYSTEM:
         print("\n".join(other_system_report(res, args.system, proto, args.roofline, cpp))
               + "\n")

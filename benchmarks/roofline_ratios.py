@@ -10,13 +10,18 @@ the roofline's constants can be checked on GPUs it was not set on (docs/fidelity
 roofline alone, per GPU").
 
     python benchmarks/roofline_ratios.py
+    python benchmarks/roofline_ratios.py --write   # the calibration a run with no profile applies
+
+``--write`` derives, from the shipped profiles, the calibration
+(:mod:`tiersim.perf.roofline_calibration`): H200's FP8 and 4-bit medians below, vLLM's host time
+fitted on H200, and each format's usual MoE kernel path. The ratios printed are the bare
+roofline's, what the calibration divides by.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
-import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -25,49 +30,23 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tiersim.hardware import get_model  # noqa: E402
+from tiersim.perf import roofline_calibration as rc  # noqa: E402
 from tiersim.perf.profile import load_profile  # noqa: E402
-from tiersim.perf.roofline import RooflineOps  # noqa: E402
 
 #: The profile of NVIDIA's vLLM tables per GPU.
 PROFILES = {"H200": REPO / "tiersim/profiles/h200_aiconfigurator_vllm.json",
             "H100": REPO / "tiersim/profiles/h100_aiconfigurator_vllm.json",
             "B200": REPO / "tiersim/profiles/b200_aiconfigurator_vllm.json",
             "B300": REPO / "benchmarks/data/b300_aiconfigurator_vllm.json"}
-#: The architecture a table's shape is put into (its GEMM and expert shapes replace these).
-BASE = get_model("Qwen3-Coder-30B-A3B")
-#: GEMMs with at most this many rows are reported apart (decode steps).
-SMALL_M = 256
 
 
-def gemm_ratios(table, gpu: str) -> dict[str, np.ndarray]:
-    """Roofline / measured of one GEMM table, by row range."""
-    m = table.axes["m"]
-    ops = RooflineOps(BASE, "bf16", gpu)
-    ratio = ops.gemm(m, table.key["n"], table.key["k"], table.dtype) / table.latency
-    return {f"m<={SMALL_M}": ratio[m <= SMALL_M], f"m>{SMALL_M}": ratio[m > SMALL_M]}
-
-
-def moe_ratios(table, gpu: str) -> np.ndarray:
-    """Roofline / measured of one MoE table at its expert shape, MoE TP and EP."""
-    key = table.key
-    arch = dataclasses.replace(BASE, hidden=key["hidden"], expert_intermediate=key["inter"],
-                               num_experts=key["num_experts"], top_k=key["top_k"])
-    ep = key.get("ep", 1)
-    ops = RooflineOps(arch, table.dtype, gpu, tp=key["tp"], dp=ep, ep=ep)
-    return ops.moe(table.axes["tokens"]) / table.latency
-
-
-def family_ratios(path: Path, gpu: str) -> dict[tuple[str, str, str], list[np.ndarray]]:
-    """(op, format, rows) -> the ratios of every table of that family in the profile."""
-    out: dict[tuple[str, str, str], list[np.ndarray]] = collections.defaultdict(list)
-    for table in load_profile(path).tables:
-        if table.op == "gemm":
-            for rows, ratio in gemm_ratios(table, gpu).items():
-                out[("gemm", table.dtype, rows)].append(ratio)
-        elif table.op == "moe":
-            out[("moe", table.dtype, "")].append(moe_ratios(table, gpu))
-    return out
+def write_calibration() -> Path:
+    """Derive the roofline's calibration from the shipped profiles and write it."""
+    profiles = {name: load_profile(REPO / "tiersim/profiles" / f"{name}.json")
+                for name in {rc.SOURCE_PROFILE, *rc.KERNEL_PROFILES}}
+    rc.CALIBRATION_FILE.write_text(json.dumps(rc.derive(profiles), indent=1, sort_keys=True)
+                                   + "\n")
+    return rc.CALIBRATION_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,11 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpu", action="append", choices=sorted(PROFILES),
                         help="only these GPUs (repeatable; default all)")
+    parser.add_argument("--write", action="store_true",
+                        help="write the calibration a run with no profile applies "
+                             "(tiersim/data/roofline_calibration.json) and stop")
     args = parser.parse_args(argv)
+    if args.write:
+        print(f"wrote {write_calibration().relative_to(REPO)}")
+        return 0
     print(f"{'gpu':5} {'op':5} {'format':10} {'rows':7} {'tables':>6}  roofline / measured: "
           "median (p10-p90)")
     for gpu in args.gpu or PROFILES:
-        for (op, fmt, rows), found in sorted(family_ratios(PROFILES[gpu], gpu).items()):
+        families = rc.family_ratios(load_profile(PROFILES[gpu]), gpu)
+        for (op, fmt, rows), found in sorted(families.items()):
             ratio = np.concatenate([np.ravel(r) for r in found])
             if ratio.size:
                 print(f"{gpu:5} {op:5} {fmt:10} {rows:7} {len(found):6}  {np.median(ratio):.2f} "

@@ -46,7 +46,9 @@ def test_tiers_of_one_price_get_the_run_s_note_in_the_run_s_words(tmp_path, caps
 
 
 def test_the_command_prints_the_run_s_prices_and_saving(tmp_path, capsys):
-    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    doc = tiny_doc(cost_model="attributed")
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0  # bf16 dearer: a trade to model
+    path = write_yaml(tmp_path / "s.yaml", doc)
     params = _run_analytic(capsys, path, tmp_path / "out")["params"]
     text = _command(capsys, "--scenario", path)
     assert (f"c0 = {params['c0_usd']:.6g}   dc = {params['dc_usd']:.6g}") in text

@@ -16,10 +16,10 @@ from tiersim.scenario import DEFAULT_MAX_REPLICAS, load_scenario
 
 def busy_bf16(**overrides) -> dict:
     """The tiny scenario on its bf16 tier alone, 80x faster: its cheapest fleet meeting the
-    SLOs is 2 replicas of 2 GPUs (one replica needs 8 GPUs)."""
+    SLOs is 3 replicas of 4 GPUs (one replica needs 8 GPUs)."""
     doc = tiny_doc(**overrides)
     doc["trace"]["time_scale"] = 80
-    doc["tiers"] = [{**doc["tiers"][1], "replicas": 2, "gpus_per_replica": 2}]
+    doc["tiers"] = [{**doc["tiers"][1], "replicas": 3, "gpus_per_replica": 4}]
     doc["router"] = {"policy": "uniform"}
     return doc
 
@@ -30,7 +30,7 @@ def test_a_run_sizes_its_baselines_up_to_the_scenarios_own_replica_limit(tmp_pat
     path = write_yaml(tmp_path / "busy.yaml", busy_bf16(limits={"max_replicas": 16}))
     saving = run_scenario(load_scenario(path), scenario_path=path, baselines=True).savings
     bf16 = next(u for u in saving.uniform if u.tier == "bf16")
-    assert (bf16.replicas, bf16.gpus_per_replica) == (2, 2)
+    assert (bf16.replicas, bf16.gpus_per_replica) == (3, 4)
     assert saving.vs_uniform_frac == 0.0  # the run's fleet is the sized uniform fleet
 
 
@@ -53,7 +53,7 @@ def test_a_plan_under_its_own_cap_and_a_run_of_its_scenario_agree(tmp_path):
     path = write_yaml(tmp_path / "busy.yaml", busy_bf16())
     result = plan_capacity(path, max_replicas=16, out_dir=tmp_path / "plan",
                            report=False)
-    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 2}, {"bf16": 2})
+    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 3}, {"bf16": 4})
     written = tmp_path / "plan" / "scenario.yaml"
     assert yaml.safe_load(written.read_text())["limits"] == {"max_replicas": 16}
     ran = run_scenario(load_scenario(written), scenario_path=written, baselines=True).savings
@@ -64,7 +64,7 @@ def test_a_plan_under_its_own_cap_and_a_run_of_its_scenario_agree(tmp_path):
 
 def test_a_plan_over_fewer_gpu_sizes_and_a_run_of_its_scenario_agree(tmp_path):
     # a plan with --gpus-per-replica 8 quoted 0% against its own uniform fleet (1 x 8 GPUs),
-    # while the run in its folder sized its baselines over 1, 2, 4, 8 and found 2 x 2 GPUs:
+    # while the run in its folder sized its baselines over 1, 2, 4, 8 and found 3 x 4 GPUs:
     # two savings for one fleet in one folder
     from tiersim.cli.plan import plan_capacity
     from tiersim.runner import run_scenario
@@ -73,7 +73,7 @@ def test_a_plan_over_fewer_gpu_sizes_and_a_run_of_its_scenario_agree(tmp_path):
     doc["tiers"][0].update(replicas=1, gpus_per_replica=8)
     path = write_yaml(tmp_path / "eight.yaml", doc)
     free = run_scenario(load_scenario(path), scenario_path=path, baselines=True).savings
-    assert next(u for u in free.uniform if u.tier == "bf16").gpus_per_replica == 2
+    assert next(u for u in free.uniform if u.tier == "bf16").gpus_per_replica == 4
     result = plan_capacity(path, gpu_options=(8,), out_dir=tmp_path / "plan", report=False)
     assert result.plan["gpus_per_replica"] == {"bf16": 8}
     written = tmp_path / "plan" / "scenario.yaml"
@@ -93,7 +93,7 @@ def test_a_plan_searches_as_far_as_the_scenarios_own_limit(tmp_path):
 
     path = write_yaml(tmp_path / "busy.yaml", busy_bf16(limits={"max_replicas": 16}))
     result = plan_capacity(path, out_dir=tmp_path / "plan", report=False)
-    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 2}, {"bf16": 2})
+    assert (result.plan["replicas"], result.plan["gpus_per_replica"]) == ({"bf16": 3}, {"bf16": 4})
     written = yaml.safe_load((tmp_path / "plan" / "scenario.yaml").read_text())
     assert written["limits"] == {"max_replicas": 16}
     folder = json.loads((tmp_path / "plan" / "summary.json").read_text())["savings"]

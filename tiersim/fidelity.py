@@ -228,16 +228,17 @@ def _peer(check: dict[str, Any]) -> str:
 
 
 def _describe_roofline(check: dict[str, Any]) -> str:
-    """:func:`describe`'s line for the roofline model's record: its median errors, signed too,
-    since a roofline leaves out costs and so errs one way."""
+    """:func:`describe`'s line for the roofline model's record: its median errors, signed too
+    (a roofline tends to err one way: fast)."""
     signed = ""
     if None not in (check.get("tpot_signed_median_pct"), check.get("ttft_signed_median_pct")):
         signed = (f" (signed {check['tpot_signed_median_pct']:+.0f}% / "
                   f"{check['ttft_signed_median_pct']:+.0f}%: negative is faster than measured)")
     peer = _peer(check)
     return (f"fidelity: these step times come from tiersim's roofline model, not measured "
-            f"tables; replaying NVIDIA's measured {check['engine']} serving runs on "
-            f"{check['gpu']} ({_rows_part(check)}) on the roofline alone, its median error "
+            f"tables (its FP8 and 4-bit kernel efficiencies and vLLM's host time are set on "
+            f"NVIDIA's measured H200 data); replaying NVIDIA's measured {check['engine']} "
+            f"serving runs on {check['gpu']} ({_rows_part(check)}) on it, its median error "
             f"was {check['tpot_abs_median_pct']:.1f}% TPOT "
             f"and {check['ttft_abs_median_pct']:.1f}% TTFT{signed}{peer}; "
             f"{_models_part(check)} ({check['command']} in tiersim's source repository)")

@@ -1,9 +1,11 @@
 """Step-time and memory models.
 
 :func:`build_step_model` is the one factory the scenario layer calls: with no profile it returns
-the roofline model; with a profile (a JSON path, a bundled profile name, or a loaded
-:class:`~tiersim.perf.profile.Profile`) it returns the per-layer assembly driven by the profile's
-measured tables, falling back to the roofline table by table (listed in ``.sources()``).
+the roofline model, calibrated on NVIDIA's measured H200 data
+(:mod:`tiersim.perf.roofline_calibration`); with a profile (a JSON path, a bundled profile name,
+or a loaded :class:`~tiersim.perf.profile.Profile`) it returns the per-layer assembly driven by
+the profile's measured tables, falling back to the bare roofline table by table (listed in
+``.sources()``).
 """
 
 from __future__ import annotations
@@ -171,12 +173,15 @@ def build_step_model(
     ``deepgemm``: vLLM 0.12's worst-case-sized grouped GEMM; ValueError where the replica
     cannot run it).
 
-    ``profile=None`` gives the roofline model. Otherwise the profile's tables answer every
-    operator they cover and the roofline the rest; the model's ``sources()`` lists each table
-    with ``measured:...``, ``harness`` or ``roofline``. A profile made on another GPU is an error.
+    ``profile=None`` gives the roofline model with its shipped calibration (FP8 and 4-bit
+    kernel efficiencies and vLLM's host time, set on H200's measured data). Otherwise the
+    profile's tables answer every operator they cover and the bare roofline the rest; the
+    model's ``sources()`` lists each table with ``measured:...``, ``harness`` or ``roofline``
+    (and the host time with where it was fitted). A profile made on another GPU is an error.
     """
     from tiersim.hardware import get_gpu, get_model
     from tiersim.hardware.precisions import resolve_kv_dtype, weight_formats
+    from tiersim.perf import roofline_calibration
     from tiersim.perf.assembly import AssembledStepModel
     from tiersim.perf.memory import check_parallel
     from tiersim.perf.profile import ProfileOps
@@ -188,7 +193,7 @@ def build_step_model(
     check_parallel(arch, tp, dp, ep)
     if profile is None:
         return RooflineModel(arch, prec, dev, tp=tp, kv_dtype=kv_dtype, dp=dp, ep=ep,
-                             moe_backend=moe_backend)
+                             moe_backend=moe_backend, calibration=roofline_calibration.shipped())
     prof = resolve_profile(profile)
     problem = profile_gpu_problem(prof, dev.name, prof.path)
     if problem is not None:

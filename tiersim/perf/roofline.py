@@ -43,7 +43,9 @@ percentile); ``tests/test_roofline_vs_measured.py`` keeps them in band.
 - Overhead per iteration: 1.0 ms (vLLM V1 with CUDA graphs: scheduling, input preparation and
   sampling that does not overlap the GPU) plus 10 us per layer for the small kernels the ops do
   not model (two RMS norms, rotary embedding, activation, residual adds, top-k routing), i.e.
-  about 1.5 ms for a 48-layer model.
+  about 1.5 ms for a 48-layer model. This is the bare roofline's, what a profile's fallback and
+  a profile without an ``overhead_s`` read; a run with no profile pays vLLM's fitted host time
+  instead (``calibration``, below).
 
 Known gaps against the measured tables (the roofline is optimistic there): FP8 GEMMs 0.70
 (0.41-0.96) and FP8 MoE 0.61 (0.31-0.89), as vLLM's CUTLASS FP8 kernels gain less over BF16 at
@@ -63,13 +65,16 @@ cached latent (read once per token, replicated on every TP GPU); prefill expands
 (q, kv and o projections of the chunk, ``qk_nope + rope``-wide keys and ``v``-wide values).
 
 These are assumptions, not measurements; a calibrated profile (:mod:`tiersim.perf.profile`)
-replaces them table by table.
+replaces them table by table. A run with no profile reads the roofline with ``calibration``
+(:mod:`tiersim.perf.roofline_calibration`): the known gaps above divided out by format, by their
+median over NVIDIA's H200 tables, and vLLM's host time fitted on H200's measured serving runs.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -87,6 +92,9 @@ from tiersim.hardware.precisions import (
 )
 from tiersim.perf.assembly import AssembledStepModel, expected_experts
 from tiersim.perf.memory import heads_per_gpu, moe_split
+
+if TYPE_CHECKING:
+    from tiersim.perf.roofline_calibration import Calibration
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,7 @@ class RooflineOps:
         constants: RooflineConstants | None = None,
         dp: int = 1,
         ep: int = 1,
+        calibration: Calibration | None = None,
     ):
         self.model = get_model(model)
         self.weights = weight_formats(self.model, precision)
@@ -146,7 +155,39 @@ class RooflineOps:
         self._formats: dict[str, _Format] = {}
         self._named = {self.weights.of(g).name: self.weights.of(g) for g in FORMAT_GROUPS}
         self._init_attention()
-        self.overhead_s = self.c.base_overhead_s + self.model.layers * self.c.per_layer_overhead_s
+        self.cal = calibration
+        self._sources_host: dict[str, str] = {}
+        if calibration is None:
+            self.overhead_s = (self.c.base_overhead_s
+                               + self.model.layers * self.c.per_layer_overhead_s)
+        else:
+            host = calibration.host
+            self.overhead_s = host.overhead_s + host.overhead_per_layer_s * self.model.layers
+            self._sources_host["overhead"] = self._on_roofline(host.overhead_source)
+
+    def _on_roofline(self, source: str) -> str:
+        """A fitted host-time ``source`` labelled as applied to this GPU's roofline."""
+        where = ("" if self.gpu.name == self.cal.source_gpu
+                 else f" of the {self.gpu.name}")
+        return f"{source}; applied to tiersim's roofline{where}"
+
+    def eager_s(self, tokens: np.ndarray, triton_moe: bool = False) -> np.ndarray | float:
+        """Host seconds beyond the kernels of iterations of ``tokens`` tokens run outside
+        CUDA graphs: the calibration's fitted eager cost (0 for a bare roofline). A MoE layer
+        pays the C++ rate where its experts' format usually runs a kernel launched from C++
+        alone on this GPU (:meth:`Calibration.cpp_moe_on`) and ``triton_moe`` is not set."""
+        if self.cal is None:
+            return 0.0
+        eager = self.cal.host.eager
+        engine_tp = self.tp * self.dp if self.dp > 1 and self.model.is_moe else self.tp
+        graph_max = eager.graph_tokens(engine_tp)
+        cpp = (not triton_moe and bool(self.model.moe_layers)
+               and self.cal.cpp_moe_on(self.weights.experts, self.gpu))
+        cost = eager.seconds(self.model.layers, self.model.moe_layers, cpp)
+        if not graph_max or not cost:
+            return 0.0
+        self._sources_host["eager"] = self._on_roofline(eager.moe_source(cpp))
+        return np.where(np.asarray(tokens, dtype=np.float64) > graph_max, cost, 0.0)
 
     def _init_attention(self) -> None:
         """Per-GPU attention constants: bytes and FLOPs per token of context.
@@ -206,7 +247,15 @@ class RooflineOps:
         t = self._roof(nbytes, flops, fmt.flops_per_s * self.c.gemm_eff, self.c.gemm_floor_s)
         if fmt.quantises_activations:
             t = t + self._quantise(rows * k, fmt.act_bytes)
+        if self.cal is not None:
+            t = t / self.cal.gemm_factor(self._precision(precision), self.gpu, rows)
         return t
+
+    def _precision(self, precision) -> Precision:
+        """This tier's :class:`Precision` of a format name (or the object itself)."""
+        if isinstance(precision, Precision):
+            return precision
+        return self._named.get(str(precision)) or get_precision(str(precision))
 
     def _quantise(self, elements: np.ndarray, act_bytes: float) -> np.ndarray:
         """The pass that quantises BF16 activations (read 2 bytes, write ``act_bytes``)."""
@@ -229,6 +278,8 @@ class RooflineOps:
         time = self._roof(nbytes, flops, fmt.flops_per_s * self.c.moe_eff, self.c.moe_floor_s)
         if fmt.quantises_activations:
             time = time + self._quantise(t * m.hidden, fmt.act_bytes)
+        if self.cal is not None:
+            time = time / self.cal.moe_factor(self.weights.experts, self.gpu)
         return time
 
     def _experts_touched(self, tokens: np.ndarray) -> np.ndarray:
@@ -447,7 +498,7 @@ class RooflineOps:
         if m.is_moe and self.dp > 1:
             names.append(f"allreduce tp={self.tp * self.dp}")
         names.append("overhead")
-        return dict.fromkeys(names, "roofline")
+        return {**dict.fromkeys(names, "roofline"), **self._sources_host}
 
 
 class RooflineModel(AssembledStepModel):
@@ -464,8 +515,10 @@ class RooflineModel(AssembledStepModel):
         dp: int = 1,
         ep: int = 1,
         moe_backend: str = "auto",
+        calibration: Calibration | None = None,
     ):
-        ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants, dp=dp, ep=ep)
+        ops = RooflineOps(model, precision, gpu, tp, kv_dtype, constants, dp=dp, ep=ep,
+                          calibration=calibration)
         super().__init__(ops.model, ops.weights, tp, ops, source="roofline", dp=dp, ep=ep,
                          moe_backend=moe_backend)
         self.gpu = ops.gpu

@@ -1,0 +1,115 @@
+"""The roofline's calibration for runs with no profile (tiersim.perf.roofline_calibration): the
+shipped file is what its command derives from the shipped profiles, and a run with no profile
+applies it (kernel efficiencies by format, vLLM's fitted host time, the MoE eager rate by the
+format's usual kernel), while a profile's fallback keeps the bare roofline."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tiersim.hardware import get_gpu, get_model
+from tiersim.paths import bundled
+from tiersim.perf import build_step_model
+from tiersim.perf import roofline_calibration as rc
+from tiersim.perf.profile import load_profile
+from tiersim.perf.roofline import RooflineOps
+
+
+@pytest.fixture(scope="module")
+def cal() -> rc.Calibration:
+    """The shipped calibration."""
+    found = rc.shipped()
+    assert found is not None
+    return found
+
+
+def test_shipped_file_is_what_its_command_derives():
+    profiles = {name: load_profile(bundled("profiles", name))
+                for name in {rc.SOURCE_PROFILE, *rc.KERNEL_PROFILES}}
+    derived = json.loads(json.dumps(rc.derive(profiles)))
+    assert derived == json.loads(rc.CALIBRATION_FILE.read_text())
+
+
+def test_factors_are_the_measured_medians_that_run_slower_than_the_roofline(cal):
+    # every factor is a roofline / measured median under 1: the bare roofline is fast there
+    assert set(cal.gemm) == {"fp8", "fp8_block"} and set(cal.moe) >= {"fp8", "w4a16", "nvfp4"}
+    assert all(0 < f < 1 for pair in cal.gemm.values() for f in pair)
+    assert all(0 < f < 1 for f in cal.moe.values())
+    assert cal.gemm["fp8_block"] == cal.gemm["fp8"]  # block FP8 read through per-tensor FP8
+
+
+def ops_pair(model: str, precision: str, gpu: str, cal, **kw):
+    """(bare, calibrated) RooflineOps of one replica."""
+    return (RooflineOps(model, precision, gpu, **kw),
+            RooflineOps(model, precision, gpu, calibration=cal, **kw))
+
+
+def test_fp8_gemms_divide_by_their_row_range_factor_and_bf16_stays(cal):
+    bare, calibrated = ops_pair("Llama-3.1-8B", "fp8", "H200", cal)
+    m = np.array([1.0, 64.0, 256.0, 257.0, 4096.0])
+    small, large = cal.gemm["fp8"]
+    expect = bare.gemm(m, 4096, 4096, "fp8") / np.array([small, small, small, large, large])
+    np.testing.assert_allclose(calibrated.gemm(m, 4096, 4096, "fp8"), expect)
+    np.testing.assert_allclose(calibrated.gemm(m, 4096, 4096, "bf16"),
+                               bare.gemm(m, 4096, 4096, "bf16"))
+
+
+def test_moe_factor_holds_only_where_the_format_computes_as_on_h200(cal):
+    tokens = np.array([1.0, 128.0, 4096.0])
+    bare, calibrated = ops_pair("Qwen3-Coder-30B-A3B", "nvfp4", "H200", cal)
+    np.testing.assert_allclose(calibrated.moe(tokens), bare.moe(tokens) / cal.moe["nvfp4"])
+    # native FP4 on Blackwell is a path no H200 table timed: the bare roofline
+    bare, calibrated = ops_pair("Qwen3-Coder-30B-A3B", "nvfp4", "B200", cal)
+    np.testing.assert_allclose(calibrated.moe(tokens), bare.moe(tokens))
+    bare, calibrated = ops_pair("Qwen3-Coder-30B-A3B", "fp8", "B200", cal)
+    np.testing.assert_allclose(calibrated.moe(tokens), bare.moe(tokens) / cal.moe["fp8"])
+
+
+def test_host_time_is_vllms_fitted_one(cal):
+    model = get_model("Qwen3-Coder-30B-A3B")
+    _, calibrated = ops_pair(model, "bf16", "H200", cal)
+    assert calibrated.overhead_s == pytest.approx(
+        cal.host.overhead_s + cal.host.overhead_per_layer_s * model.layers)
+    eager = cal.host.eager
+    graph = eager.graph_tokens(1)
+    below, above = calibrated.eager_s(np.array([graph, graph + 1.0]))
+    assert below == 0.0
+    assert above == pytest.approx(eager.per_layer_s * model.layers
+                                  + eager.per_moe_layer_s * model.moe_layers)
+
+
+@pytest.mark.parametrize(("precision", "gpu", "cpp"), [
+    ("fp8", "H200", False), ("w4a16", "H200", True), ("nvfp4", "H100", True),
+    ("fp8", "B200", True), ("bf16", "B300", True)])
+def test_moe_eager_rate_follows_the_formats_usual_kernel(cal, precision, gpu, cpp):
+    model = get_model("Qwen3-Coder-30B-A3B")
+    _, calibrated = ops_pair(model, precision, gpu, cal)
+    eager = cal.host.eager
+    tokens = np.array([eager.graph_tokens(1) + 1.0])
+    assert calibrated.eager_s(tokens)[0] == pytest.approx(
+        eager.seconds(model.layers, model.moe_layers, cpp))
+    # DeepGEMM's experts launch Triton kernels whatever the format
+    assert calibrated.eager_s(tokens, triton_moe=True)[0] == pytest.approx(
+        eager.seconds(model.layers, model.moe_layers, False))
+
+
+def test_sources_say_where_the_host_time_was_fitted(cal):
+    _, calibrated = ops_pair("Qwen3-Coder-30B-A3B", "fp8", "B300", cal)
+    calibrated.eager_s(np.array([4096.0]))
+    sources = calibrated.sources()
+    assert sources["overhead"].startswith("fitted: benchmarks/fidelity_silicon.py --fit")
+    assert sources["overhead"].endswith("; applied to tiersim's roofline of the B300")
+    assert sources["eager"].endswith("; applied to tiersim's roofline of the B300")
+    assert sources["moe fp8"] == "roofline"
+
+
+def test_a_run_with_no_profile_is_calibrated_and_a_profiles_fallback_is_not():
+    roof = build_step_model("Qwen3-Coder-30B-A3B", "fp8", "H200")
+    assert roof.ops.cal is rc.shipped()
+    prof = build_step_model("Qwen3-Coder-30B-A3B", "fp8", "H200",
+                            profile="h200_aiconfigurator_vllm")
+    assert prof.ops.fallback.cal is None
+    assert get_gpu("H200").name == rc.shipped().source_gpu
