@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "tiersim" / "traces" / "azure2023_code.parquet"
 
 
-def _scenario(tmp_path: Path, body: str, name: str = "s.yaml"):
+def _scenario(tmp_path: Path, body: str, name: str = "s.yaml",
+              slo: str = "{ttft_p99_s: 2.0, tpot_p99_s: 0.1}"):
     """A scenario file of two tiers on a short window of the bundled code trace, loaded."""
     path = tmp_path / name
     path.write_text(f"""name: s
@@ -21,7 +22,7 @@ model: Qwen3-Coder-30B-A3B
 gpu: H200
 profile: null
 trace: {{path: {TRACE}, window: [255, 275]}}
-slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+slo: {slo}
 {body}""")
     return load_scenario(path), path
 
@@ -81,7 +82,9 @@ def test_frontier_does_not_show_a_not_comparable_run_as_a_saving(tmp_path):
     """The report's cost-accuracy frontier drew the run's point as "this run (routing policy)"
     beside the uniform fleets, under a caption reading points left of the static-split line as
     savings, where the run missed what its baselines are held to and the tables beside it said
-    "not comparable" (here: all traffic on w4a16 under a floor only bf16 meets)."""
+    "not comparable" (here: all traffic on w4a16 under a floor only bf16 meets; the SLOs are
+    loosened so that the floor alone is missed, as w4a16 on its one GPU misses the 0.1 s TPOT
+    SLO since the roofline's calibration)."""
     from tiersim.report.figures import frontier
     from tiersim.report.load import load_dir
 
@@ -90,7 +93,7 @@ def test_frontier_does_not_show_a_not_comparable_run_as_a_saving(tmp_path):
   - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}
 router: {policy: static_split, fractions: [1.0, 0.0]}
 accuracy_floor: 0.94
-""")
+""", slo="{ttft_p99_s: 2.0, tpot_p99_s: 0.2}")
     out = tmp_path / "out"
     run = run_scenario(scenario, out, scenario_path=path, baselines=True)
     assert run.savings.routed_floor_met is False and not run.savings.comparable

@@ -65,12 +65,22 @@ def test_a_floor_met_or_missed_by_more_keeps_its_digits(tmp_path, capsys, monkey
         assert words in out
 
 
+def _dearer_bf16() -> dict:
+    """tiny.yaml under attributed cost with its bf16 tier at 10 USD/GPU-hour: a trade for
+    `tiersim analytic` to model."""
+    doc = tiny_doc(cost_model="attributed")
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0
+    return doc
+
+
 def test_analytic_prints_the_two_type_parameters_as_the_report_does(tmp_path, capsys):
     """`tiersim analytic --scenario` on tiny.yaml under attributed cost printed "eps = 0.0001"
     (four decimals) where the run's report of the same scenario shows 7.755e-05, and a smaller
     loss would print as "eps = 0.0000", no loss at all; p, eps and delta are now printed to
-    the report's four significant digits."""
-    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    the report's four significant digits. bf16 is priced dearer than tiny's 3.5 USD/GPU-hour:
+    since the roofline's calibration its busy time is no longer above w4a16's, and tiers of one
+    price leave no trade to model."""
+    path = write_yaml(tmp_path / "s.yaml", _dearer_bf16())
     code, out, err = run(capsys, "analytic", "--scenario", path)
     assert code == 0, err
     assert "p = 0.7823   eps = 7.755e-05   delta = 0.07523   " in out
@@ -157,7 +167,7 @@ def test_analytic_prints_its_floor_as_given(tmp_path, capsys):
     """`tiersim analytic --scenario ... --floor 0.94885` printed "at floor 0.9488: ...", as the
     plan printed "floor 0.9488" beside "fitted to 0.94885"; both now print a floor through
     :func:`tiersim.results.floor_pair` (the decimals it was given with, four at least)."""
-    path = write_yaml(tmp_path / "s.yaml", tiny_doc(cost_model="attributed"))
+    path = write_yaml(tmp_path / "s.yaml", _dearer_bf16())
     code, out, err = run(capsys, "analytic", "--scenario", path, "--floor", "0.94885")
     assert code == 0, err
     assert "\nat floor 0.94885: oracle " in out

@@ -199,7 +199,7 @@ def derive(profiles: dict[str, Any]) -> dict[str, Any]:
             gemm[fmt] = {**gemm[like], "as": like}
     return {
         "schema": SCHEMA,
-        "command": "python benchmarks/roofline_ratios.py --write",
+        "command": "python benchmarks/roofline_ratios.py --write (in tiersim's source repository)",
         "source_profile": SOURCE_PROFILE, "source_gpu": source.gpu, "small_rows": SMALL_ROWS,
         "gemm": gemm, "moe": moe, "compute": compute,
         "host": {"overhead_s": source._overhead_json(), "eager_s": source.eager.to_json()},
