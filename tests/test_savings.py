@@ -13,6 +13,7 @@ from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
+TTFT_SLO = 0.3
 
 
 def tiny(tmp_path: Path, **changes) -> Path:
@@ -26,9 +27,12 @@ def tiny(tmp_path: Path, **changes) -> Path:
 
 @pytest.fixture(scope="module")
 def provisioned(tmp_path_factory):
-    """The tiny scenario under provisioned cost with a tight TTFT SLO, run with baselines."""
+    """The tiny scenario under provisioned cost with a tight TTFT SLO, run with baselines.
+    0.3 s: on the calibrated roofline the routed fleet's p99 TTFT is 0.277 s, so 0.15 s (as
+    before) made it miss its SLOs and left nothing to compare; at 0.3 s the uniform fleets still
+    need sizing (all bf16 2 x 1, all w4a16 1 x 2)."""
     path = tiny(tmp_path_factory.mktemp("savings"), cost_model="provisioned",
-                slo={"ttft_p99_s": 0.15, "tpot_p99_s": 0.1})
+                slo={"ttft_p99_s": TTFT_SLO, "tpot_p99_s": 0.1})
     scenario = load_scenario(path)
     return scenario, path, run_scenario(scenario, scenario_path=path, baselines=True)
 
@@ -40,13 +44,13 @@ def test_each_uniform_fleet_is_the_smallest_meeting_the_slos(provisioned):
         assert base.slo_met
         design = Design((base.tier,), (base.gpus_per_replica,))
         sized = evaluator.evaluate(design, {base.tier: base.replicas})
-        assert sized.ttft_p99_s <= 0.15 and sized.tpot_p99_s <= 0.1 and sized.dropped == 0
+        assert sized.ttft_p99_s <= TTFT_SLO and sized.tpot_p99_s <= 0.1 and sized.dropped == 0
         assert base.cost_usd == pytest.approx(sized.cost_usd)
         assert base.cost_usd == pytest.approx(
             base.replicas * base.gpus_per_replica * 3.5 * sized.duration_s / 3600.0)
         if base.replicas > 1:
             fewer = evaluator.evaluate(design, {base.tier: base.replicas - 1})
-            assert fewer.ttft_p99_s > 0.15 or fewer.tpot_p99_s > 0.1 or fewer.dropped
+            assert fewer.ttft_p99_s > TTFT_SLO or fewer.tpot_p99_s > 0.1 or fewer.dropped
 
 
 def test_the_baseline_is_the_cheapest_uniform_fleet_meeting_the_floor(provisioned):
