@@ -86,11 +86,15 @@ def test_a_tie_kept_for_fewer_tiers_without_a_floor_does_not_say_the_floor_is_me
                                                                                  capsys):
     """tiny.yaml at 100 times its load, no accuracy floor: the routed runner-up ties the plan
     per hour and is more accurate; its line read 'the floor is met, fewer tiers rank first',
-    of a floor no one set."""
+    of a floor no one set. On the calibrated roofline w4a16 is slower than bf16 on prefill
+    (Marlin MoE /0.44), so at 3.5 USD/h all bf16 was the plan with no tie: now 50 times the
+    load and bf16 at 8.75 USD/GPU-hour, where uniform w4a16 (17 x 1, 59.5 USD/h) ties the
+    routed w4a16 7 + bf16@4 1."""
     from tiersim.cli import main
 
     doc = tiny_doc()
-    doc["trace"].update(window=[240, 300], time_scale=100)
+    doc["trace"].update(window=[240, 300], time_scale=50)
+    doc["tiers"][1]["cost_per_gpu_hour"] = 8.75
     scenario = write_yaml(tmp_path / "s.yaml", doc)
     capsys.readouterr()
     assert main(["plan", str(scenario), "--max-replicas", "63", "--no-report",
@@ -138,7 +142,8 @@ def test_a_free_plans_tie_names_the_rule_that_kept_the_plan(tmp_path, capsys):
     """Every tier free (0 USD per GPU-hour): uniform w4a16 of 9 replicas met every constraint
     at the plan's 0 USD (uniform bf16 of 7) and read 'meets every constraint; costs 0 USD
     against the plan's 0', as if dearer; it is a tie, now named as one with its rule, as at
-    any other price."""
+    any other price. On the calibrated roofline the fleets are uniform w4a16 of 19 and bf16
+    of 13."""
     from tiersim.cli import main
 
     doc = tiny_doc()
@@ -149,8 +154,8 @@ def test_a_free_plans_tie_names_the_rule_that_kept_the_plan(tmp_path, capsys):
     capsys.readouterr()
     assert main(["plan", str(scenario), "--no-report", "--out", str(tmp_path / "p")]) == 0
     out = capsys.readouterr().out
-    assert ("uniform w4a16 (9 x 1 GPU): meets every constraint at the plan's cost (a tie); the "
-            "plan is kept as the smaller fleet, 7 replicas against 9, cost 0 USD") in out, out
+    assert ("uniform w4a16 (19 x 1 GPU): meets every constraint at the plan's cost (a tie); the "
+            "plan is kept as the smaller fleet, 13 replicas against 19, cost 0 USD") in out, out
 
 
 def test_accuracy_values_with_no_tier_accuracy_is_noted(tmp_path, capsys):
