@@ -495,7 +495,8 @@ def test_roofline_knob_replays_without_any_profile_on_its_calibration(monkeypatc
     tier, sources = fs.replica_tier(fs.case_of(row), 16, "auto", roof)
     assert sources and {v for k, v in sources.items() if k not in fs.HOST_TIME} == {"roofline"}
     assert sources["overhead"].startswith("fitted: benchmarks/fidelity_silicon.py --fit")
-    assert sources["overhead"].endswith("applied to tiersim's roofline of the H100")
+    assert sources["overhead"].endswith(
+        "fitted on the H200, applied unchanged to tiersim's roofline of the H100")
     on_roof = fs.simulate_row(row, "auto", P3, roof)
     on_tables = fs.simulate_row(row, "auto", P3, fs.Knobs())
     assert on_roof["roofline_tables"] > 0 == on_tables["roofline_tables"]

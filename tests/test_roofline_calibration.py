@@ -101,8 +101,10 @@ def test_sources_say_where_the_host_time_was_fitted(cal):
     calibrated.eager_s(np.array([4096.0]))
     sources = calibrated.sources()
     assert sources["overhead"].startswith("fitted: benchmarks/fidelity_silicon.py --fit")
-    assert sources["overhead"].endswith("; applied to tiersim's roofline of the B300")
-    assert sources["eager"].endswith("; applied to tiersim's roofline of the B300")
+    # fitted on the H200: "applied unchanged" to the B300, as a shipped profile's copy reads
+    on = "; fitted on the H200, applied unchanged to tiersim's roofline of the B300"
+    assert sources["overhead"].endswith(on)
+    assert sources["eager"].endswith(on)
     assert sources["moe fp8"] == "roofline"
 
 
@@ -113,3 +115,22 @@ def test_a_run_with_no_profile_is_calibrated_and_a_profiles_fallback_is_not():
                             profile="h200_aiconfigurator_vllm")
     assert prof.ops.fallback.cal is None
     assert get_gpu("H200").name == rc.shipped().source_gpu
+
+
+@pytest.mark.parametrize("gpu", ["H100", "B200", "B300"])
+def test_host_time_off_its_gpu_reads_as_another_gpus_fit_as_a_profile_run_does(gpu):
+    """The H200 fit applied to another GPU's roofline is "fitted on another GPU's serving rows",
+    as the same numbers copied into that GPU's shipped profile read ("applied unchanged to
+    <gpu>_sxm rows"); on the H200 it stays "fitted on measured serving rows"."""
+    from tiersim.summary import source_kind
+
+    another = "fitted on another GPU's serving rows"
+    roof = build_step_model("Qwen3-Coder-30B-A3B", "bf16", gpu).sources()
+    assert source_kind(roof["overhead"]) == another
+    assert "H200" in roof["overhead"]
+    if gpu in ("H100", "B200"):
+        prof = build_step_model("Qwen3-Coder-30B-A3B", "bf16", gpu,
+                                profile=f"{gpu.lower()}_aiconfigurator_vllm").sources()
+        assert source_kind(prof["overhead"]) == another
+    on_h200 = build_step_model("Qwen3-Coder-30B-A3B", "bf16", "H200").sources()
+    assert source_kind(on_h200["overhead"]) == "fitted on measured serving rows"

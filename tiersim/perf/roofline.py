@@ -166,10 +166,13 @@ class RooflineOps:
             self._sources_host["overhead"] = self._on_roofline(host.overhead_source)
 
     def _on_roofline(self, source: str) -> str:
-        """A fitted host-time ``source`` labelled as applied to this GPU's roofline."""
-        where = ("" if self.gpu.name == self.cal.source_gpu
-                 else f" of the {self.gpu.name}")
-        return f"{source}; applied to tiersim's roofline{where}"
+        """A fitted host-time ``source`` labelled as applied to this GPU's roofline; on another
+        GPU than the one it was fitted on, "applied unchanged", as a shipped profile's copy of
+        the same fit reads (:data:`tiersim.summary.SOURCE_ORIGINS`: another GPU's rows)."""
+        if self.gpu.name == self.cal.source_gpu:
+            return f"{source}; applied to tiersim's roofline"
+        return (f"{source}; fitted on the {self.cal.source_gpu}, applied unchanged to "
+                f"tiersim's roofline of the {self.gpu.name}")
 
     def eager_s(self, tokens: np.ndarray, triton_moe: bool = False) -> np.ndarray | float:
         """Host seconds beyond the kernels of iterations of ``tokens`` tokens run outside
