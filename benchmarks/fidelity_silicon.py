@@ -1969,7 +1969,8 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
     ``roofline``: the rows were replayed on the calibrated roofline (``--roofline``), no
     tables, whose host time is the fits' (their training rows count as trained; its kernel
     efficiencies come from H200's operator tables, no serving row), and the entry says
-    ``step_times: roofline``."""
+    ``step_times: roofline`` and ``calibrated: true`` (a record written before the calibration
+    lacks it, and a run folder holding one still prints the bare roofline's words)."""
     ok = res[(res["backend"] == engine) & res["sim_tpot_ms"].notna()]
     trained = pd.Series(False, index=ok.index)
     if system == FIT_SYSTEM and engine in FIT_TRAINING:
@@ -2002,7 +2003,7 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
              "measured": "NVIDIA's measured serving runs (aiconfigurator-core's silicon sample, "
                          f"{system} {engine} rows)",
              "command": f"python benchmarks/fidelity_silicon.py{flag} --write-check"}
-    return {**entry, "step_times": "roofline"} if roofline else entry
+    return {**entry, "step_times": "roofline", "calibrated": True} if roofline else entry
 
 
 def rows_shape_id(rows: pd.DataFrame) -> str:

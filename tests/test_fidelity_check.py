@@ -171,7 +171,7 @@ def test_a_gpu_with_no_measured_rows_has_no_roofline_record():
 
 
 def test_the_line_a_roofline_run_prints_says_it_is_the_roofline_and_which_way_it_errs():
-    check = {**RECORD, "profile": None, "step_times": "roofline", "rows": 132,
+    check = {**RECORD, "profile": None, "step_times": "roofline", "calibrated": True, "rows": 132,
              "tpot_signed_median_pct": -17.2, "ttft_signed_median_pct": -62.4,
              "command": "python benchmarks/fidelity_silicon.py --system b300_sxm --roofline "
                         "--write-check",
@@ -186,6 +186,22 @@ def test_the_line_a_roofline_run_prints_says_it_is_the_roofline_and_which_way_it
         "bf16): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows (python "
         "benchmarks/fidelity_silicon.py --system b300_sxm --roofline --write-check in "
         "tiersim's source repository)")
+
+
+def test_a_run_folder_from_before_the_calibration_keeps_the_bare_roofline_s_words():
+    """A summary.json written before the roofline's calibration holds a record without
+    ``calibrated``: `tiersim report` of it must not claim the calibration its step times
+    never had (review47 found the page saying so beside "overhead: roofline")."""
+    check = {**RECORD, "profile": None, "step_times": "roofline", "rows": 132,
+             "tpot_signed_median_pct": -25.9, "ttft_signed_median_pct": -54.0,
+             "command": "python benchmarks/fidelity_silicon.py --roofline --write-check",
+             "tiers": []}
+    line = fidelity.describe(check)
+    assert line.startswith(
+        "fidelity: these step times come from tiersim's roofline model, not measured tables; "
+        "replaying NVIDIA's measured vllm serving runs on H200 (132 rows, 2 models) on the "
+        "roofline alone, its median error was 9.9% TPOT and 13.7% TTFT (signed -26% / -54%: ")
+    assert "H200 data" not in line
 
 
 @pytest.mark.parametrize("step_times", [None, "roofline"])

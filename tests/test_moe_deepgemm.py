@@ -65,9 +65,9 @@ class Recording:
     def __getattr__(self, name):
         return getattr(self.ops, name)
 
-    def gemm(self, m, n, k, precision, tokens=None):
+    def gemm(self, m, n, k, precision, tokens=None, group=1):
         self.calls.append((np.asarray(m, dtype=float).tolist(), n, k, precision))
-        return self.ops.gemm(m, n, k, precision)
+        return self.ops.gemm(m, n, k, precision, group=group)
 
 
 @pytest.mark.parametrize("tp, dp, ep, width, local, fed", [

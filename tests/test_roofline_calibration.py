@@ -36,7 +36,9 @@ def test_shipped_file_is_what_its_command_derives():
 def test_factors_are_the_measured_medians_that_run_slower_than_the_roofline(cal):
     # every factor is a roofline / measured median under 1: the bare roofline is fast there
     assert set(cal.gemm) == {"fp8", "fp8_block"} and set(cal.moe) >= {"fp8", "w4a16", "nvfp4"}
-    assert all(0 < f < 1 for pair in cal.gemm.values() for f in pair)
+    assert all(0 < f < 1 for pair in cal.gemm.values() for bins in pair for f in bins)
+    assert all(len(bins) == len(rc.WEIGHT_EDGES) + 1 for pair in cal.gemm.values()
+               for bins in pair)
     assert all(0 < f < 1 for f in cal.moe.values())
     assert cal.gemm["fp8_block"] == cal.gemm["fp8"]  # block FP8 read through per-tensor FP8
 
@@ -47,14 +49,15 @@ def ops_pair(model: str, precision: str, gpu: str, cal, **kw):
             RooflineOps(model, precision, gpu, calibration=cal, **kw))
 
 
-def test_fp8_gemms_divide_by_their_row_range_factor_and_bf16_stays(cal):
+@pytest.mark.parametrize(("n", "k", "size"), [(2048, 4096, 0), (4096, 4096, 1),
+                                              (8192, 8192, 2), (28672, 8192, 2)])
+def test_fp8_gemms_divide_by_their_row_range_and_weight_size_factor(cal, n, k, size):
     bare, calibrated = ops_pair("Llama-3.1-8B", "fp8", "H200", cal)
     m = np.array([1.0, 64.0, 256.0, 257.0, 4096.0])
-    small, large = cal.gemm["fp8"]
-    expect = bare.gemm(m, 4096, 4096, "fp8") / np.array([small, small, small, large, large])
-    np.testing.assert_allclose(calibrated.gemm(m, 4096, 4096, "fp8"), expect)
-    np.testing.assert_allclose(calibrated.gemm(m, 4096, 4096, "bf16"),
-                               bare.gemm(m, 4096, 4096, "bf16"))
+    small, large = (bins[size] for bins in cal.gemm["fp8"])
+    expect = bare.gemm(m, n, k, "fp8") / np.array([small, small, small, large, large])
+    np.testing.assert_allclose(calibrated.gemm(m, n, k, "fp8"), expect)
+    np.testing.assert_allclose(calibrated.gemm(m, n, k, "bf16"), bare.gemm(m, n, k, "bf16"))
 
 
 def test_moe_factor_holds_only_where_the_format_computes_as_on_h200(cal):
@@ -81,14 +84,16 @@ def test_host_time_is_vllms_fitted_one(cal):
                                   + eager.per_moe_layer_s * model.moe_layers)
 
 
-@pytest.mark.parametrize(("precision", "gpu", "cpp"), [
-    ("fp8", "H200", False), ("w4a16", "H200", True), ("nvfp4", "H100", True),
-    ("fp8", "B200", True), ("bf16", "B300", True)])
-def test_moe_eager_rate_follows_the_formats_usual_kernel(cal, precision, gpu, cpp):
+@pytest.mark.parametrize(("precision", "gpu", "ep", "cpp"), [
+    ("fp8", "H200", 1, False), ("w4a16", "H200", 1, True), ("nvfp4", "H100", 1, True),
+    ("fp8", "B200", 1, True), ("bf16", "B300", 1, True),
+    # vLLM's FP8 experts on Hopper: Triton at EP 1, FlashInfer CUTLASS over several ranks
+    ("fp8", "H200", 4, True), ("bf16", "H200", 4, False)])
+def test_moe_eager_rate_follows_the_formats_usual_kernel(cal, precision, gpu, ep, cpp):
     model = get_model("Qwen3-Coder-30B-A3B")
-    _, calibrated = ops_pair(model, precision, gpu, cal)
+    _, calibrated = ops_pair(model, precision, gpu, cal, dp=ep, ep=ep)
     eager = cal.host.eager
-    tokens = np.array([eager.graph_tokens(1) + 1.0])
+    tokens = np.array([eager.graph_tokens(ep) + 1.0])
     assert calibrated.eager_s(tokens)[0] == pytest.approx(
         eager.seconds(model.layers, model.moe_layers, cpp))
     # DeepGEMM's experts launch Triton kernels whatever the format

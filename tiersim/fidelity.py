@@ -235,10 +235,14 @@ def _describe_roofline(check: dict[str, Any]) -> str:
         signed = (f" (signed {check['tpot_signed_median_pct']:+.0f}% / "
                   f"{check['ttft_signed_median_pct']:+.0f}%: negative is faster than measured)")
     peer = _peer(check)
+    how, on = "; replaying", "on the roofline alone"
+    if check.get("calibrated") is True:  # a record written before the calibration lacks it
+        how = (" (its FP8 and 4-bit kernel efficiencies and vLLM's host time are set on NVIDIA's "
+               "measured H200 data); replaying")
+        on = "on it"
     return (f"fidelity: these step times come from tiersim's roofline model, not measured "
-            f"tables (its FP8 and 4-bit kernel efficiencies and vLLM's host time are set on "
-            f"NVIDIA's measured H200 data); replaying NVIDIA's measured {check['engine']} "
-            f"serving runs on {check['gpu']} ({_rows_part(check)}) on it, its median error "
+            f"tables{how} NVIDIA's measured {check['engine']} serving runs on {check['gpu']} "
+            f"({_rows_part(check)}) {on}, its median error "
             f"was {check['tpot_abs_median_pct']:.1f}% TPOT "
             f"and {check['ttft_abs_median_pct']:.1f}% TTFT{signed}{peer}; "
             f"{_models_part(check)} ({check['command']} in tiersim's source repository)")

@@ -137,10 +137,12 @@ class OpTimes(Protocol):
     #: Fixed seconds per iteration (scheduling, sampling, launch gaps, small kernels).
     overhead_s: float
 
-    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None) -> np.ndarray:
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None,
+             group: int = 1) -> np.ndarray:
         """Seconds of one ``(m x k) @ (k x n)`` GEMM with weights in ``precision``, in a step of
         ``tokens`` batched tokens (default ``m``; they, not ``m``, decide whether the step
-        replays a CUDA graph)."""
+        replays a CUDA graph); ``group``: it is one of that many alike GEMMs run as one grouped
+        kernel (DeepGEMM's experts), ``m`` their rows together."""
         ...
 
     def moe(self, tokens: np.ndarray) -> np.ndarray:
@@ -323,8 +325,9 @@ class AssembledStepModel:
         width = self._expert_width
         rows = deepgemm_rows(tokens, self._local_experts, m.top_k)
         step = tokens if step_tokens is None else step_tokens
-        gemms = (ops.gemm(rows, *self._expert_up, fmt, tokens=step)
-                 + ops.gemm(rows, *self._expert_down, fmt, tokens=step))
+        group = self._local_experts
+        gemms = (ops.gemm(rows, *self._expert_up, fmt, tokens=step, group=group)
+                 + ops.gemm(rows, *self._expert_down, fmt, tokens=step, group=group))
         passes = rows * 9.0 * width + tokens * (m.top_k + 1) * 2.0 * m.hidden
         return gemms + passes / ops.gpu.hbm_bw_bytes_s
 

@@ -517,11 +517,13 @@ class ProfileOps:
         return key
 
     def gemm(self, m, n: int, k: int, precision=None, *, tokens=None,
-             static_scale: bool = False) -> np.ndarray:
+             static_scale: bool = False, group: int = 1) -> np.ndarray:
         """Seconds of one ``m x k @ k x n`` GEMM at ``precision`` (default: the tier's) in a step
         of ``tokens`` batched tokens (default ``m``), which decide whether the step replays a
         CUDA graph (:meth:`_step_gemm`). ``static_scale``: the checkpoint's input scale is
-        static, so a per-tensor FP8 GEMM skips computing it (:meth:`_less_scale`)."""
+        static, so a per-tensor FP8 GEMM skips computing it (:meth:`_less_scale`). ``group``
+        (one of that many alike GEMMs run as one grouped kernel) changes nothing here: the
+        tables are read at the one GEMM's shape, and the fallback is the bare roofline."""
         dtype = _dtype_name(precision) if precision is not None else self.precision
         value = self._gemm(m, n, k, precision, dtype, tokens)
         if static_scale and dtype == "fp8" and self._table(

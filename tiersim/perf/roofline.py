@@ -47,7 +47,8 @@ percentile); ``tests/test_roofline_vs_measured.py`` keeps them in band.
   a profile without an ``overhead_s`` read; a run with no profile pays vLLM's fitted host time
   instead (``calibration``, below).
 
-Known gaps against the measured tables (the roofline is optimistic there): FP8 GEMMs 0.70
+Known gaps against the measured tables (the roofline is optimistic there; figures from when the
+constants were set, the current ones by ``python benchmarks/roofline_ratios.py``): FP8 GEMMs 0.70
 (0.41-0.96) and FP8 MoE 0.61 (0.31-0.89), as vLLM's CUTLASS FP8 kernels gain less over BF16 at
 these mid-sized shapes than the 2x peak suggests; FP8-KV decode attention 0.80 (0.53-0.99),
 saving about 30% of BF16's time rather than 50%; prefill attention for chunks under 1k tokens
@@ -185,7 +186,7 @@ class RooflineOps:
         engine_tp = self.tp * self.dp if self.dp > 1 and self.model.is_moe else self.tp
         graph_max = eager.graph_tokens(engine_tp)
         cpp = (not triton_moe and bool(self.model.moe_layers)
-               and self.cal.cpp_moe_on(self.weights.experts, self.gpu))
+               and self.cal.cpp_moe_on(self.weights.experts, self.gpu, self.moe_ep))
         cost = eager.seconds(self.model.layers, self.model.moe_layers, cpp)
         if not graph_max or not cost:
             return 0.0
@@ -240,9 +241,12 @@ class RooflineOps:
         """``max(bytes / bandwidth, flops / rate, floor)``, elementwise."""
         return np.maximum(np.maximum(nbytes / self._bw, flops / flops_per_s), floor)
 
-    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None) -> np.ndarray:
+    def gemm(self, m: np.ndarray, n: int, k: int, precision: str, *, tokens=None,
+             group: int = 1) -> np.ndarray:
         """One GEMM: weights ``n x k`` in ``precision``, ``m`` rows of activations, BF16 out
-        (``tokens``, the step's, change nothing: a roofline has no CUDA-graph reading)."""
+        (``tokens``, the step's, change nothing: a roofline has no CUDA-graph reading).
+        ``group``: it is one of that many alike GEMMs run as one grouped kernel (DeepGEMM's
+        experts); the calibration bins it by their weights together, ``group x n x k``."""
         fmt = self._format(str(getattr(precision, "name", precision)))
         rows = np.asarray(m, dtype=np.float64)
         nbytes = n * k * fmt.weight_bytes + rows * (k * fmt.act_bytes + n * 2.0)
@@ -251,7 +255,8 @@ class RooflineOps:
         if fmt.quantises_activations:
             t = t + self._quantise(rows * k, fmt.act_bytes)
         if self.cal is not None:
-            t = t / self.cal.gemm_factor(self._precision(precision), self.gpu, rows)
+            t = t / self.cal.gemm_factor(self._precision(precision), self.gpu, rows,
+                                         group * n * k)
         return t
 
     def _precision(self, precision) -> Precision:

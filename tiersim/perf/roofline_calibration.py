@@ -9,8 +9,11 @@ module corrects:
 - **Kernels.** Its BF16 constants were set on NVIDIA's H200 BF16 tables and track them, but the
   formats it credits with faster math do not: FP8 GEMMs and MoE, and weight-only 4-bit MoE, run
   well short of the speed-up their bytes and peaks promise. Each such family is divided by the
-  median roofline / measured ratio over the H200 vLLM profile's tables of that format (GEMMs
-  apart above and below :data:`SMALL_ROWS` rows). BF16 keeps its own constants. Block-FP8
+  median roofline / measured ratio over the H200 vLLM profile's tables of that format. GEMMs are
+  split by rows (up to :data:`SMALL_ROWS`, above) and by weight size ``n x k`` (the edges
+  :data:`WEIGHT_EDGES`): a large FP8 GEMM runs near its peak, a small one with many rows far
+  from it (0.36 against 0.83 on H200, and alike on H100 and B200), and a step's time sits in the
+  large ones. BF16 keeps its own constants. Block-FP8
   GEMMs take per-tensor FP8's factors: NVIDIA timed their tables eagerly, launch floor included,
   and inside CUDA graphs a block-FP8 GEMM runs no faster than a per-tensor one (docs/fidelity.md,
   section 4). A factor applies only where the format computes in the dtype it computed in on
@@ -19,9 +22,10 @@ module corrects:
 - **Host time.** The roofline's assumed overhead (1 ms + 10 us a layer) is replaced by vLLM's
   per-iteration overhead and eager cost fitted on H200's measured serving runs (the shipped H200
   profile's). A MoE layer's eager rate depends on how its experts' kernels launch; with no MoE
-  table to name the kernel, it is the usual kernel of the experts' format on that kind of GPU:
-  the majority of the shipped profiles' MoE tables of the format on GPUs with FP4 tensor cores
-  (Blackwell) or without (Hopper).
+  table to name the kernel, it is the usual kernel of the experts' format on that kind of GPU
+  and split: the majority of the shipped profiles' MoE tables of the format on GPUs with FP4
+  tensor cores (Blackwell) or without (Hopper), with the experts on one expert-parallel rank or
+  spread over several (vLLM's FP8 MoE on Hopper is Triton at EP 1 and FlashInfer CUTLASS above).
 
 ``python benchmarks/roofline_ratios.py --write`` derives all of it (:func:`derive`) from the
 shipped profiles into ``tiersim/data/roofline_calibration.json``; ``tests/test_roofline_
@@ -45,6 +49,8 @@ CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "data" / "roofline_cali
 SCHEMA = "tiersim.roofline_calibration/1"
 #: GEMMs with at most this many rows get their own factor (decode steps sit below).
 SMALL_ROWS = 256
+#: Edges of the weight-size (``n x k``) bins of the GEMM factors: 4096^2 and 8192^2.
+WEIGHT_EDGES = (4096 ** 2, 8192 ** 2)
 #: The profile whose tables set the efficiencies and whose fit sets the host time.
 SOURCE_PROFILE = "h200_aiconfigurator_vllm"
 #: The shipped profiles whose MoE tables' kernels give each format's usual kernel path.
@@ -60,19 +66,21 @@ BASE_MODEL = "Qwen3-Coder-30B-A3B"
 class Calibration:
     """What :class:`~tiersim.perf.roofline.RooflineOps` applies for a run with no profile.
 
-    ``gemm``: format -> (factor up to :data:`SMALL_ROWS` rows, factor above); ``moe``: experts'
-    format -> factor (each the measured median roofline / measured ratio, so a time is divided
-    by it); ``compute``: format -> the dtype its math ran in where the factors were measured;
-    ``host``: a :class:`~tiersim.perf.profile_data.Profile` with no tables holding the fitted
-    overhead and eager cost; ``cpp_moe``: (GPU has FP4 tensor cores) -> the experts' formats
-    whose usual MoE kernel launches from C++ alone; ``source_gpu``: where the factors were set.
+    ``gemm``: format -> (factors up to :data:`SMALL_ROWS` rows, factors above), each one per
+    weight-size bin of :data:`WEIGHT_EDGES`; ``moe``: experts' format -> factor (each the
+    measured median roofline / measured ratio, so a time is divided by it); ``compute``: format
+    -> the dtype its math ran in where the factors were measured; ``host``: a
+    :class:`~tiersim.perf.profile_data.Profile` with no tables holding the fitted overhead and
+    eager cost; ``cpp_moe``: (GPU has FP4 tensor cores, experts over several EP ranks) -> the
+    experts' formats whose usual MoE kernel launches from C++ alone; ``source_gpu``: where the
+    factors were set.
     """
 
-    gemm: dict[str, tuple[float, float]]
+    gemm: dict[str, tuple[tuple[float, ...], tuple[float, ...]]]
     moe: dict[str, float]
     compute: dict[str, str]
     host: Any
-    cpp_moe: dict[bool, frozenset[str]]
+    cpp_moe: dict[tuple[bool, bool], frozenset[str]]
     source_gpu: str
 
     def applies(self, precision, gpu) -> bool:
@@ -80,12 +88,14 @@ class Calibration:
         computed in on the GPU the factors were set on."""
         return self.compute.get(precision.name) == precision.compute_dtype_on(gpu)
 
-    def gemm_factor(self, precision, gpu, rows: np.ndarray) -> np.ndarray | float:
-        """The divisor of a GEMM of ``rows`` rows in ``precision`` on ``gpu`` (1: none)."""
+    def gemm_factor(self, precision, gpu, rows: np.ndarray, weights: int) -> np.ndarray | float:
+        """The divisor of a GEMM of ``rows`` rows and ``weights`` (``n x k``) weights in
+        ``precision`` on ``gpu`` (1: none)."""
         pair = self.gemm.get(precision.name)
         if pair is None or not self.applies(precision, gpu):
             return 1.0
-        return np.where(rows <= SMALL_ROWS, pair[0], pair[1])
+        size = _weight_bin(weights)
+        return np.where(rows <= SMALL_ROWS, pair[0][size], pair[1][size])
 
     def moe_factor(self, precision, gpu) -> float:
         """The divisor of a MoE layer whose experts are in ``precision`` on ``gpu``."""
@@ -93,15 +103,32 @@ class Calibration:
             return 1.0
         return self.moe[precision.name]
 
-    def cpp_moe_on(self, precision, gpu) -> bool:
-        """Whether experts in ``precision`` on ``gpu`` usually run a kernel path launched from
-        C++ alone (they then pay the fitted C++ eager rate)."""
-        return precision.name in self.cpp_moe.get(_fp4_cores(gpu), frozenset())
+    def cpp_moe_on(self, precision, gpu, ep: int) -> bool:
+        """Whether experts in ``precision`` on ``gpu``, over ``ep`` expert-parallel ranks,
+        usually run a kernel path launched from C++ alone (they then pay the fitted C++ eager
+        rate)."""
+        return precision.name in self.cpp_moe.get(_path(gpu, ep), frozenset())
+
+
+def _weight_bin(weights: int) -> int:
+    """The :data:`WEIGHT_EDGES` bin of a GEMM's ``n x k``."""
+    return sum(weights >= edge for edge in WEIGHT_EDGES)
 
 
 def _fp4_cores(gpu) -> bool:
     """Whether ``gpu``'s tensor cores compute FP4 (Blackwell), the split of kernel paths."""
     return "nvfp4" in gpu.native
+
+
+#: The calibration file's names of the kernel-path splits: (FP4 tensor cores, experts over
+#: several EP ranks).
+PATH_NAMES = {(False, False): "hopper_ep1", (False, True): "hopper_ep",
+              (True, False): "blackwell_ep1", (True, True): "blackwell_ep"}
+
+
+def _path(gpu, ep: int) -> tuple[bool, bool]:
+    """The kernel-path split of experts on ``gpu`` over ``ep`` expert-parallel ranks."""
+    return _fp4_cores(gpu), int(ep) > 1
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,11 +150,12 @@ def from_json(raw: dict[str, Any]) -> Calibration:
         "gpu": raw["source_gpu"], "provenance": {"source": "roofline"},
         "overhead_s": raw["host"]["overhead_s"], "eager_s": raw["host"]["eager_s"],
         "tables": []}, str(CALIBRATION_FILE))
+    names = {name: key for key, name in PATH_NAMES.items()}
     return Calibration(
-        gemm={f: (v["small"], v["large"]) for f, v in raw["gemm"].items()},
+        gemm={f: (tuple(v["small"]), tuple(v["large"])) for f, v in raw["gemm"].items()},
         moe={f: v["factor"] for f, v in raw["moe"].items()},
         compute=dict(raw["compute"]), host=host,
-        cpp_moe={key == "fp4_tensor_cores": frozenset(v) for key, v in raw["cpp_moe"].items()},
+        cpp_moe={names[key]: frozenset(v) for key, v in raw["cpp_moe"].items()},
         source_gpu=raw["source_gpu"])
 
 
@@ -140,6 +168,12 @@ def gemm_ratios(table, gpu: str) -> dict[str, np.ndarray]:
     ops = RooflineOps(get_model(BASE_MODEL), "bf16", gpu)
     ratio = ops.gemm(m, table.key["n"], table.key["k"], table.dtype) / table.latency
     return {f"m<={SMALL_ROWS}": ratio[m <= SMALL_ROWS], f"m>{SMALL_ROWS}": ratio[m > SMALL_ROWS]}
+
+
+def weight_bin_name(table) -> str:
+    """The weight-size bin of a GEMM table, as :func:`family_ratios` keys it."""
+    names = [f"nk<{WEIGHT_EDGES[0]}"] + [f"nk>={edge}" for edge in WEIGHT_EDGES]
+    return names[_weight_bin(table.key["n"] * table.key["k"])]
 
 
 def moe_ratios(table, gpu: str) -> np.ndarray:
@@ -157,13 +191,13 @@ def moe_ratios(table, gpu: str) -> np.ndarray:
 
 
 def family_ratios(profile, gpu: str) -> dict[tuple[str, str, str], list[np.ndarray]]:
-    """(op, format, rows) -> the bare roofline / measured ratios of every table of that
-    family in ``profile`` (a loaded :class:`~tiersim.perf.profile_data.Profile`)."""
+    """(op, format, rows and weight-size bin) -> the bare roofline / measured ratios of every
+    table of that family in ``profile`` (a loaded :class:`~tiersim.perf.profile_data.Profile`)."""
     out: dict[tuple[str, str, str], list[np.ndarray]] = collections.defaultdict(list)
     for table in profile.tables:
         if table.op == "gemm":
             for rows, ratio in gemm_ratios(table, gpu).items():
-                out[("gemm", table.dtype, rows)].append(ratio)
+                out[("gemm", table.dtype, f"{rows} {weight_bin_name(table)}")].append(ratio)
         elif table.op == "moe":
             out[("moe", table.dtype, "")].append(moe_ratios(table, gpu))
     return out
@@ -184,43 +218,59 @@ def derive(profiles: dict[str, Any]) -> dict[str, Any]:
     source = profiles[SOURCE_PROFILE]
     gpu = get_gpu(source.gpu)
     ratios = family_ratios(source, source.gpu)
-    gemm, moe, compute = {}, {}, {}
-    for (op, fmt, rows), found in sorted(ratios.items()):
+    moe, compute = {}, {}
+    for (op, fmt, _), found in sorted(ratios.items()):
         if fmt == "bf16" or not found:
             continue
         compute[fmt] = get_precision(fmt).compute_dtype_on(gpu)
         if op == "moe":
             moe[fmt] = {"factor": _median(found), "tables": len(found)}
-        elif fmt not in GEMM_AS:
-            gemm.setdefault(fmt, {"tables": len(found)})["small" if "<=" in rows else "large"] = (
-                _median(found))
+    gemm = {fmt: _gemm_bins(ratios, fmt) for fmt in sorted({f for op, f, _ in ratios
+                                                             if op == "gemm" and f != "bf16"})
+            if fmt not in GEMM_AS}
     for fmt, like in GEMM_AS.items():
-        if like in gemm and ("gemm", fmt, f"m<={SMALL_ROWS}") in ratios:
+        if like in gemm and fmt in compute:
             gemm[fmt] = {**gemm[like], "as": like}
     return {
         "schema": SCHEMA,
         "command": "python benchmarks/roofline_ratios.py --write (in tiersim's source repository)",
         "source_profile": SOURCE_PROFILE, "source_gpu": source.gpu, "small_rows": SMALL_ROWS,
+        "weight_edges": list(WEIGHT_EDGES),
         "gemm": gemm, "moe": moe, "compute": compute,
         "host": {"overhead_s": source._overhead_json(), "eager_s": source.eager.to_json()},
         "cpp_moe": _usual_kernels([profiles[name] for name in KERNEL_PROFILES]),
     }
 
 
+def _gemm_bins(ratios: dict, fmt: str) -> dict[str, Any]:
+    """One format's GEMM factors: per row range, one median per weight-size bin (a bin with no
+    table takes the row range's median over every bin), and the tables behind each."""
+    out: dict[str, Any] = {}
+    for rows, name in ((f"m<={SMALL_ROWS}", "small"), (f"m>{SMALL_ROWS}", "large")):
+        found = {key[2].split(" ", 1)[1]: v for key, v in ratios.items()
+                 if key[:2] == ("gemm", fmt) and key[2].startswith(rows + " ")}
+        every = [r for v in found.values() for r in v]
+        bins = [f"nk<{WEIGHT_EDGES[0]}"] + [f"nk>={edge}" for edge in WEIGHT_EDGES]
+        out[name] = [_median(found[b]) if found.get(b) else _median(every) for b in bins]
+        out["tables"] = [len(found.get(b, [])) for b in bins]
+    return out
+
+
 def _usual_kernels(profiles: list) -> dict[str, list[str]]:
-    """(GPU has FP4 tensor cores) -> the experts' formats whose MoE tables, in ``profiles``,
-    mostly name a kernel path launched from C++ alone."""
+    """Each kernel-path split (:data:`PATH_NAMES`) -> the experts' formats whose MoE tables, in
+    ``profiles``, mostly name a kernel path launched from C++ alone."""
     from tiersim.hardware import get_gpu
     from tiersim.perf.profile_data import cpp_launched
 
-    votes: dict[tuple[bool, str], list[bool]] = collections.defaultdict(list)
+    votes: dict[tuple[tuple[bool, bool], str], list[bool]] = collections.defaultdict(list)
     for prof in profiles:
-        fp4 = _fp4_cores(get_gpu(prof.gpu))
+        gpu = get_gpu(prof.gpu)
         for table in prof.tables:
             if table.op == "moe":
-                votes[(fp4, table.dtype)].append(cpp_launched(table.extra.get("kernel", "")))
-    out: dict[str, list[str]] = {"fp4_tensor_cores": [], "no_fp4_tensor_cores": []}
-    for (fp4, fmt), cpp in sorted(votes.items()):
+                path = _path(gpu, table.key.get("ep", 1))
+                votes[(path, table.dtype)].append(cpp_launched(table.extra.get("kernel", "")))
+    out: dict[str, list[str]] = {name: [] for name in PATH_NAMES.values()}
+    for (path, fmt), cpp in sorted(votes.items()):
         if sum(cpp) * 2 > len(cpp):
-            out["fp4_tensor_cores" if fp4 else "no_fp4_tensor_cores"].append(fmt)
+            out[PATH_NAMES[path]].append(fmt)
     return out
