@@ -139,3 +139,42 @@ def test_host_time_off_its_gpu_reads_as_another_gpus_fit_as_a_profile_run_does(g
         assert source_kind(prof["overhead"]) == another
     on_h200 = build_step_model("Qwen3-Coder-30B-A3B", "bf16", "H200").sources()
     assert source_kind(on_h200["overhead"]) == "fitted on measured serving rows"
+
+
+@pytest.fixture
+def calibration_file(tmp_path, monkeypatch):
+    """The calibration file moved to ``tmp_path`` (absent until a test writes it), the cache
+    cleared before and after."""
+    path = tmp_path / "roofline_calibration.json"
+    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
+    rc.shipped.cache_clear()
+    yield path
+    rc.shipped.cache_clear()
+
+
+def _run_tiny(capsys) -> tuple[int, str]:
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    code = main(["run", str(bundled("scenarios", "tiny")), "--no-baselines", "--no-report"])
+    return code, capsys.readouterr().err.strip()
+
+
+def test_a_missing_calibration_file_is_one_line_not_a_bare_roofline(calibration_file, capsys):
+    code, err = _run_tiny(capsys)
+    assert (code, err) == (1, f"Error: {calibration_file}: missing, and a run with no profile "
+                              "reads the roofline's calibration from it; reinstall tiersim, or "
+                              "rewrite it with python benchmarks/roofline_ratios.py --write in "
+                              "tiersim's source repository")
+
+
+def test_a_hand_edited_calibration_file_is_one_line(calibration_file, capsys):
+    raw = json.loads((bundled("profiles", rc.SOURCE_PROFILE).parents[1] / "data"
+                      / "roofline_calibration.json").read_text())
+    del raw["moe"]
+    calibration_file.write_text(json.dumps(raw))
+    code, err = _run_tiny(capsys)
+    assert (code, err) == (1, f"Error: {calibration_file}: not a roofline calibration of schema "
+                              "tiersim.roofline_calibration/1 (KeyError: 'moe'); reinstall "
+                              "tiersim, or rewrite it with python benchmarks/roofline_ratios.py "
+                              "--write in tiersim's source repository")

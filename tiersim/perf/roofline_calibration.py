@@ -132,13 +132,24 @@ def _path(gpu, ep: int) -> tuple[bool, bool]:
 
 
 @functools.lru_cache(maxsize=1)
-def shipped() -> Calibration | None:
-    """The calibration the package ships (None when the file is absent)."""
+def shipped() -> Calibration:
+    """The calibration the package ships. A missing or malformed file is a broken install: a
+    :class:`~tiersim.errors.TiersimError` that says so (a run must not fall back to the bare
+    roofline while its fidelity line quotes the calibrated one's record)."""
+    from tiersim.errors import TiersimError
     from tiersim.jsonio import read_json
 
+    fix = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write "
+           "in tiersim's source repository")
     if not CALIBRATION_FILE.is_file():
-        return None
-    return from_json(read_json(CALIBRATION_FILE, "the roofline calibration"))
+        raise TiersimError(f"{CALIBRATION_FILE}: missing, and a run with no profile reads the "
+                           f"roofline's calibration from it; {fix}")
+    raw = read_json(CALIBRATION_FILE, "the roofline calibration")
+    try:
+        return from_json(raw)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise TiersimError(f"{CALIBRATION_FILE}: not a roofline calibration of schema {SCHEMA} "
+                           f"({type(exc).__name__}: {exc}); {fix}") from None
 
 
 def from_json(raw: dict[str, Any]) -> Calibration:
