@@ -89,6 +89,7 @@ def test_report_per_tier_table_says_where_its_figures_come_from():
     """The report's per-tier table (p99s, utilisation, KV peak, cost) said nothing of where
     its figures come from; a line under it now names the step-time sources it was simulated
     on and the cost's ledger, as the headline's source column does."""
+    import html
     from pathlib import Path
 
     from tiersim.report.page import run_headline
@@ -98,7 +99,7 @@ def test_report_per_tier_table_says_where_its_figures_come_from():
     page = run_headline(run)
     after = page.split("<h3>Per tier</h3>", 1)[1].split("<h3>Router</h3>", 1)[0]
     note = after.split("</table>", 1)[1]
-    assert run.sources.latency in note and run.sources.cost in note
+    assert html.escape(run.sources.latency) in note and html.escape(run.sources.cost) in note
 
 
 
