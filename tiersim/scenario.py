@@ -368,6 +368,11 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     _default_profile_for_gpu(scenario)
     if scenario.profile is not None:  # a profile file beside the scenario, as models are found
         scenario.profile = resolve_file_ref(scenario.profile, source)
+    else:  # the roofline's shipped calibration, read here: a broken install's one line is its
+        # own, never taken by a check below for a tier that does not fit
+        from tiersim.perf.roofline_calibration import shipped
+
+        shipped()
     problem = check_scenario(scenario, fit)
     if problem is not None:
         loc, message = problem

@@ -38,6 +38,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -131,25 +132,114 @@ def _path(gpu, ep: int) -> tuple[bool, bool]:
     return _fp4_cores(gpu), int(ep) > 1
 
 
+#: What a fault in the shipped calibration file tells its reader to do (it is package data that
+#: a script writes, never a user's file).
+FIX = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write in "
+       "tiersim's source repository")
+#: The range a factor (bare roofline / measured time) may take.
+FACTOR_RANGE = (0.01, 100.0)
+
+
 @functools.lru_cache(maxsize=1)
 def shipped() -> Calibration:
     """The calibration the package ships. A missing or malformed file is a broken install: a
     :class:`~tiersim.errors.TiersimError` that says so (a run must not fall back to the bare
-    roofline while its fidelity line quotes the calibrated one's record)."""
-    from tiersim.errors import TiersimError
+    roofline while its fidelity line quotes the calibrated one's record), and so is a value
+    :func:`derive` would not write (:func:`_check`: a factor of 0, NaN or text, another schema,
+    an unknown format), never a traceback mid-run or a run on what it made of it."""
+    from tiersim.errors import ProfileError, TiersimError
     from tiersim.jsonio import read_json
 
-    fix = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write "
-           "in tiersim's source repository")
     if not CALIBRATION_FILE.is_file():
         raise TiersimError(f"{CALIBRATION_FILE}: missing, and a run with no profile reads the "
-                           f"roofline's calibration from it; {fix}")
-    raw = read_json(CALIBRATION_FILE, "the roofline calibration")
+                           f"roofline's calibration from it; {FIX}")
     try:
+        raw = read_json(CALIBRATION_FILE, "the roofline calibration")
+        _check(raw)
         return from_json(raw)
+    except ProfileError as exc:  # the host time, read as a profile's (it names the file)
+        raise TiersimError(f"{exc}; {FIX}") from None
+    except TiersimError as exc:  # read_json's (it names the file), or _check's
+        raise TiersimError(str(exc) if str(exc).endswith(FIX) else f"{exc}; {FIX}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise TiersimError(f"{CALIBRATION_FILE}: not a roofline calibration of schema {SCHEMA} "
-                           f"({type(exc).__name__}: {exc}); {fix}") from None
+                           f"({type(exc).__name__}: {exc}); {FIX}") from None
+
+
+def _check(raw: Any) -> None:
+    """Refuse a value in the calibration file's JSON that :func:`derive` would not write (a key
+    it lacks is left to :func:`from_json`, whose KeyError :func:`shipped` reports): one
+    :class:`~tiersim.errors.TiersimError` naming the file and the place."""
+    from tiersim.errors import TiersimError, cut, shown
+    from tiersim.hardware import get_gpu
+    from tiersim.hardware.precisions import PRECISIONS
+
+    def bad(where: str, what: str) -> TiersimError:
+        return TiersimError(f"{CALIBRATION_FILE}: {where}: {what}; {FIX}")
+
+    def said(value: Any) -> str:
+        return shown(value) if isinstance(value, str) else cut(json.dumps(value), 40)
+
+    def obj(value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise bad(where, f"must be a JSON object (got {said(value)})")
+        return value
+
+    def factor(value: Any, where: str) -> None:
+        low, high = FACTOR_RANGE
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not low <= value <= high):  # NaN fails the comparison too
+            raise bad(where, f"must be a ratio from {low:g} to {high:g} (got {said(value)})")
+
+    def formats(names: Any, where: str) -> None:
+        for name in names:
+            if name not in PRECISIONS:
+                raise bad(where, f"{said(name)} is no format; formats: {', '.join(PRECISIONS)}")
+
+    obj(raw, "top level")
+    if raw.get("schema") != SCHEMA:
+        raise bad("schema", f"must be {SCHEMA!r} (got {said(raw.get('schema'))})")
+    if raw.get("small_rows", SMALL_ROWS) != SMALL_ROWS:
+        raise bad("small_rows", f"must be {SMALL_ROWS}, the rows this tiersim splits a GEMM's "
+                  f"factors at (got {said(raw['small_rows'])})")
+    gpu = raw.get("source_gpu", "H200")
+    try:
+        known = isinstance(gpu, str) and get_gpu(gpu).name == gpu
+    except TiersimError:
+        known = False
+    if not known:
+        raise bad("source_gpu", f"must be a catalogue GPU's name, such as 'H200' (got "
+                  f"{said(gpu)})")
+    bins = len(WEIGHT_EDGES) + 1
+    formats(obj(raw.get("gemm", {}), "gemm"), "gemm")
+    for fmt, entry in raw.get("gemm", {}).items():
+        for rows in ("small", "large"):
+            found = obj(entry, f"gemm.{fmt}").get(rows, [1.0] * bins)
+            if not isinstance(found, list) or len(found) != bins:
+                raise bad(f"gemm.{fmt}.{rows}", f"must be a list of {bins} factors, one per "
+                          f"weight-size bin (got {said(found)})")
+            for i, value in enumerate(found):
+                factor(value, f"gemm.{fmt}.{rows}[{i}]")
+    formats(obj(raw.get("moe", {}), "moe"), "moe")
+    for fmt, entry in raw.get("moe", {}).items():
+        factor(obj(entry, f"moe.{fmt}").get("factor", 1.0), f"moe.{fmt}.factor")
+    formats(obj(raw.get("compute", {}), "compute"), "compute")
+    dtypes = sorted({p.native_compute for p in PRECISIONS.values()})
+    for fmt, dtype in raw.get("compute", {}).items():
+        if dtype not in dtypes:
+            raise bad(f"compute.{fmt}", f"must be one of {', '.join(dtypes)} (got {said(dtype)})")
+    paths = obj(raw.get("cpp_moe", dict.fromkeys(PATH_NAMES.values(), [])), "cpp_moe")
+    for name in PATH_NAMES.values():
+        if name not in paths:
+            raise bad("cpp_moe", f"{name!r} is missing (each of {', '.join(PATH_NAMES.values())} "
+                      "lists its formats, [] for none)")
+    for name, found in paths.items():
+        if name not in PATH_NAMES.values():
+            raise bad("cpp_moe", f"{said(name)} is no kernel path; paths: "
+                      f"{', '.join(PATH_NAMES.values())}")
+        if not isinstance(found, list):
+            raise bad(f"cpp_moe.{name}", f"must be a list of format names (got {said(found)})")
+        formats(found, f"cpp_moe.{name}")
 
 
 def from_json(raw: dict[str, Any]) -> Calibration:

@@ -1,0 +1,124 @@
+"""Round 47, hostile input (helper fuzz13): the roofline's shipped calibration and the edges the
+earlier rounds left. Each test names what a user saw before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
+
+from tiersim.perf import roofline_calibration as rc
+
+SHIPPED = json.loads(rc.CALIBRATION_FILE.read_text())
+FIX = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write in "
+       "tiersim's source repository")
+
+
+def edited(change) -> str:
+    """The shipped calibration's JSON after ``change(document)``."""
+    document = json.loads(json.dumps(SHIPPED))
+    change(document)
+    return json.dumps(document)
+
+
+@pytest.fixture
+def calibration_file(tmp_path, monkeypatch):
+    """A copy of the calibration a run reads in place of the shipped one (the cache cleared
+    before and after)."""
+    path = tmp_path / "cal" / "roofline_calibration.json"
+    path.parent.mkdir()
+    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
+    rc.shipped.cache_clear()
+    yield path
+    rc.shipped.cache_clear()
+
+
+CALIBRATIONS = {
+    # tracebacks mid-run (TypeError, numpy's DTypePromotionError), on an FP8 tier
+    "a factor of null": (edited(lambda d: d["moe"]["fp8"].update(factor=None)),
+                         "moe.fp8.factor: must be a ratio from 0.01 to 100 (got null)"),
+    "a GEMM factor of null": (edited(lambda d: d["gemm"]["fp8"].update(small=[None] * 3)),
+                              "gemm.fp8.small[0]: must be a ratio from 0.01 to 100 (got null)"),
+    "GEMM factors as text": (edited(lambda d: d["gemm"]["fp8"].update(small="0.75")),
+                             "gemm.fp8.small: must be a list of 3 factors, one per weight-size "
+                             "bin (got '0.75')"),
+    # a message of Python's words: now the place
+    "a list": ("[]", "top level: must be a JSON object (got [])"),
+    "moe a list": (edited(lambda d: d.update(moe=[])), "moe: must be a JSON object (got [])"),
+    # accepted with exit 0: an FP8 tier of infinite cost, negative times, NaN, a typo dropped
+    "a factor of 0": (edited(lambda d: d["moe"]["fp8"].update(factor=0)),
+                      "moe.fp8.factor: must be a ratio from 0.01 to 100 (got 0)"),
+    "a negative factor": (edited(lambda d: d["gemm"]["fp8"]["large"].__setitem__(2, -1)),
+                          "gemm.fp8.large[2]: must be a ratio from 0.01 to 100 (got -1)"),
+    "a factor of NaN": (json.dumps(SHIPPED).replace("0.44", "NaN"),
+                        "moe.w4a16.factor: must be a ratio from 0.01 to 100 (got NaN)"),
+    "a factor of true": (edited(lambda d: d["moe"]["fp8"].update(factor=True)),
+                         "moe.fp8.factor: must be a ratio from 0.01 to 100 (got true)"),
+    "two GEMM factors of three": (edited(lambda d: d["gemm"]["fp8"].update(small=[0.5, 0.5])),
+                                  "gemm.fp8.small: must be a list of 3 factors, one per "
+                                  "weight-size bin (got [0.5, 0.5])"),
+    "another schema": (edited(lambda d: d.update(schema="tiersim.roofline_calibration/2")),
+                       "schema: must be 'tiersim.roofline_calibration/1' (got "
+                       "'tiersim.roofline_calibration/2')"),
+    "another row split": (edited(lambda d: d.update(small_rows=128)),
+                          "small_rows: must be 256, the rows this tiersim splits a GEMM's "
+                          "factors at (got 128)"),
+    "a GPU not in the catalogue": (edited(lambda d: d.update(source_gpu="h200")),
+                                   "source_gpu: must be a catalogue GPU's name, such as 'H200' "
+                                   "(got 'h200')"),
+    "a format misspelt": (edited(lambda d: d["moe"].update(w4a6=d["moe"].pop("w4a16"))),
+                          "moe: 'w4a6' is no format; formats: bf16, fp8, w4a16, nvfp4, "
+                          "fp8_block, mxfp4"),
+    "a kernel path left out": (edited(lambda d: d["cpp_moe"].pop("hopper_ep1")),
+                               "cpp_moe: 'hopper_ep1' is missing (each of hopper_ep1, hopper_ep, "
+                               "blackwell_ep1, blackwell_ep lists its formats, [] for none)"),
+    "kernel formats as text": (edited(lambda d: d["cpp_moe"].update(hopper_ep="fp8")),
+                               "cpp_moe.hopper_ep: must be a list of format names (got 'fp8')"),
+    "a compute dtype unknown": (edited(lambda d: d["compute"].update(fp8="fp6")),
+                                "compute.fp8: must be one of bf16, fp4, fp8 (got 'fp6')"),
+    # one line already (the JSON and profile readers'), now with the fix
+    "a negative overhead": (edited(lambda d: d["host"]["overhead_s"].update(value=-1)),
+                            "overhead_s.value: must be a number of seconds from 0 to 3600 "
+                            "(got -1)"),
+    "empty": ("", "empty; the roofline calibration is a UTF-8 JSON file"),
+}
+
+
+@pytest.mark.parametrize(("text", "said"), CALIBRATIONS.values(), ids=CALIBRATIONS)
+def test_a_hand_edited_calibration_is_one_line_naming_the_fix(tmp_path, capsys, monkeypatch,
+                                                              calibration_file, text, said):
+    """A run with no profile read tiersim/data/roofline_calibration.json (package data) with
+    no checks of its values: a key missing was one line (test_roofline_calibration), but a
+    factor of null or GEMM factors written as text stopped an FP8 tier's run in a TypeError
+    or numpy traceback, and a factor of 0, -1, NaN or true, two GEMM factors of three, another
+    schema or row split, a misspelt format or a kernel path left out ran with exit 0 on what
+    it made of them (a factor of 0 priced a tier at inf USD a request). The JSON and profile
+    readers' lines named no fix. Each is now one line naming the file, the place and the fix,
+    and the run's --out folder is not made."""
+    monkeypatch.chdir(tmp_path)
+    calibration_file.write_text(text)
+    (tmp_path / "s.yaml").write_text(tiny_with(("precision: w4a16", "precision: fp8")))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
+                                   "--no-report"))
+    assert line == f"Error: {calibration_file}: {said}; {FIX}"
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", [["plan"], ["sweep"], ["disagg", "--tier", "bf16"]],
+                         ids=["plan", "sweep", "disagg"])
+def test_a_broken_calibration_is_not_blamed_on_a_tier(tmp_path, capsys, monkeypatch,
+                                                      calibration_file, command):
+    """``tiersim plan`` read the broken calibration while sizing the tiers, took its error as
+    the tier's refusal to fit and blamed the scenario: 'tiny.yaml: line 14: tiers[0]: tier
+    'w4a16': .../roofline_calibration.json: ...'. The calibration is now read as the scenario
+    is, before any tier is built, so every command says only the install's fault."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with())
+    calibration_file.write_text("[]")
+    argv = [command[0], "s.yaml", *command[1:]]
+    if command[0] != "disagg":
+        argv += ["--out", "o"]
+    line = one_error_line(*run_cli(capsys, *argv))
+    assert line == f"Error: {calibration_file}: top level: must be a JSON object (got []); {FIX}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cal", "s.yaml"]
