@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_folder
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.perf import roofline_calibration as rc
@@ -122,3 +123,24 @@ def test_a_broken_calibration_is_not_blamed_on_a_tier(tmp_path, capsys, monkeypa
     line = one_error_line(*run_cli(capsys, *argv))
     assert line == f"Error: {calibration_file}: top level: must be a JSON object (got []); {FIX}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cal", "s.yaml"]
+
+
+@pytest.mark.parametrize(("written", "got"), [('"yes"', "'yes'"), ("1", "1")])
+def test_a_calibrated_mark_no_run_writes_is_refused_by_report(hand_edited_run, tmp_path, capsys,
+                                                              written, got):
+    """A run on the roofline records ``"calibrated": true`` in its summary's fidelity record,
+    and ``tiersim report`` words the calibrated roofline only for that true. The key was not in
+    the record's model, so a hand-edited ``"yes"`` or ``1`` passed and the page called the
+    calibrated run's step times the bare roofline's. It is now read as the record's other keys
+    are: a value tiersim never writes is one line."""
+    folder = tmp_path / "r"
+    copy_folder(hand_edited_run, folder)
+    doc = json.loads((folder / "summary.json").read_text())
+    assert doc["profile"]["checked"]["calibrated"] is True
+    doc["profile"]["checked"]["calibrated"] = "@@"
+    (folder / "summary.json").write_text(json.dumps(doc).replace('"@@"', written))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ('profile.checked."
+                    f"calibrated': input should be a valid boolean, got {got}); rerun `tiersim "
+                    "run` to rewrite it")
+    assert not (folder / "report.html").exists()

@@ -181,6 +181,7 @@ class Checked(BaseModel):
     aiconfigurator_tpot_abs_median_pct: float | None = None
     aiconfigurator_ttft_abs_median_pct: float | None = None
     step_times: Literal["roofline"] | None = None  # the roofline model's record (no profile)
+    calibrated: bool | None = None  # that record's roofline was calibrated (before: absent)
     tpot_signed_median_pct: float | None = None
     ttft_signed_median_pct: float | None = None
 
