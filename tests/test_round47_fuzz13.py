@@ -4,11 +4,14 @@ earlier rounds left. Each test names what a user saw before its fix."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import copy_folder
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
+from tiersim.cli import main
+from tiersim.metrics import score_text
 from tiersim.perf import roofline_calibration as rc
 
 SHIPPED = json.loads(rc.CALIBRATION_FILE.read_text())
@@ -144,3 +147,26 @@ def test_a_calibrated_mark_no_run_writes_is_refused_by_report(hand_edited_run, t
                     f"calibrated': input should be a valid boolean, got {got}); rerun `tiersim "
                     "run` to rewrite it")
     assert not (folder / "report.html").exists()
+
+
+@pytest.mark.parametrize(("score", "text"), [(999_999_999.4, "999,999,999"), (1e9, "1.00e+09"),
+                                             (2.19e299, "2.19e+299")])
+def test_a_huge_score_prints_in_three_digits(score, text):
+    assert score_text(score) == text
+
+
+def test_disagg_under_an_slo_of_1e_300_prints_its_scores_short(tmp_path, capsys, monkeypatch):
+    """An SLO may be any number above 0 s; at 1e-300 s a split's score (its p99 over the SLO)
+    is about 1e299, which ``tiersim disagg`` printed whole: 300 digits and 99 commas in the
+    score column and the "best" line. A score of a billion and more is now printed to 3
+    significant digits in e-notation, as a small one is to 3 digits."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("    replicas: 1\n", "    replicas: 2\n"),
+                                               ("ttft_p99_s: 2.0", "ttft_p99_s: 1.0e-300"),
+                                               ("tpot_p99_s: 0.1", "tpot_p99_s: 1.0e-300")))
+    capsys.readouterr()
+    assert main(["disagg", "s.yaml", "--tier", "w4a16"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:3]] == ["aggregated", "1P"]
+    assert all(re.fullmatch(r"\d\.\d\de\+29\d", line.split()[-1]) for line in lines[1:3])
+    assert re.fullmatch(r"best: \S+( \S+)? \(misses an SLO; score \d\.\d\de\+29\d\)", lines[3])

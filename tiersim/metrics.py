@@ -203,11 +203,17 @@ SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
 """What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
 
 
+SCORE_WHOLE_BELOW = 1e9
+"""Scores from 100 up to this print whole (``2,515``); above, in e-notation (``1.37e+299``)."""
+
+
 def score_text(score: float | None) -> str:
     """A split's score as printed: 3 significant digits (``0.0663``, ``1.07``, ``2,515``,
-    ``inf``), so splits that rank apart do not print alike (at 2 decimals, 0.0663, 0.0675 and
-    0.0691 all read 0.07 under a "best" that picked the first). None is an infinite score as
-    plan.json stores it (JSON has no infinity)."""
+    ``1.37e+299``, ``inf``), so splits that rank apart do not print alike (at 2 decimals,
+    0.0663, 0.0675 and 0.0691 all read 0.07 under a "best" that picked the first). None is an
+    infinite score as plan.json stores it (JSON has no infinity)."""
     if score is None or not math.isfinite(score):
         return "inf"
+    if score >= SCORE_WHOLE_BELOW:  # an SLO of 1e-300 s: 300 digits filled the table
+        return f"{score:#.3g}"
     return f"{score:,.0f}" if score >= 100 else f"{score:#.3g}".removesuffix(".")
