@@ -170,3 +170,30 @@ def test_disagg_under_an_slo_of_1e_300_prints_its_scores_short(tmp_path, capsys,
     assert [line.split()[0] for line in lines[1:3]] == ["aggregated", "1P"]
     assert all(re.fullmatch(r"\d\.\d\de\+29\d", line.split()[-1]) for line in lines[1:3])
     assert re.fullmatch(r"best: \S+( \S+)? \(misses an SLO; score \d\.\d\de\+29\d\)", lines[3])
+
+
+def test_a_session_trace_without_prefix_hashes_is_not_told_it_has_them(tmp_path, capsys,
+                                                                      monkeypatch):
+    """A session trace (session_id, step) with no prefix_hashes column, replayed by a fleet
+    that caches no prefix, was told 'the requests name their prompts' blocks (prefix_hashes)':
+    a column the file does not have (tiersim makes the blocks of the sessions' prompts). The
+    note now says whose blocks they are; a trace's own column keeps its words
+    (test_round33_lead)."""
+    import numpy as np
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    rows = 40
+    pd.DataFrame({"request_id": np.arange(rows), "arrival_s": np.linspace(0, 10, rows),
+                  "input_tokens": np.full(rows, 100, "int32"),
+                  "output_tokens": np.full(rows, 20, "int32"), "session_id": 1,
+                  "step": np.arange(rows)}).to_parquet(tmp_path / "t.parquet")
+    (tmp_path / "s.yaml").write_text(tiny_with(("path: azure2023_code.parquet", "path: t.parquet"),
+                                               ("window: [240, 360]", "window: null")))
+    code, err = run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines", "--no-report")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "note: s.yaml: the requests name their prompts' blocks (the blocks tiersim makes for the "
+        "sessions' prompts), but no tier caches prefixes, so no prompt reuses another's: every "
+        "prompt is computed whole and the prefix figures stay empty; set "
+        "scheduler.enable_prefix_caching: true on a tier to replay the reuse"]

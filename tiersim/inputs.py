@@ -338,7 +338,9 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
             raise _baseline_key(err, len(scenario.tiers)) from None
     note_unused_acceptance(prepared.df, scenario, source)
     note_no_prompt_blocks(prepared.df, scenario, source)
-    note_unused_prompt_blocks(prepared.df, scenario, source)
+    table = trace.table if isinstance(trace, LoadedTrace) else trace
+    note_unused_prompt_blocks(prepared.df, scenario, source,
+                              made_by_sessions="prefix_hashes" not in table.columns)
     return prepared
 
 
@@ -382,17 +384,20 @@ def note_no_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> 
                   Note, stacklevel=3)
 
 
-def note_unused_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
+def note_unused_prompt_blocks(df: pd.DataFrame, scenario: Scenario, source: str,
+                              made_by_sessions: bool = False) -> None:
     """A note when requests name their prompts' blocks (``prefix_hashes``: Mooncake's
-    ``hash_ids``, or the blocks generated sessions make) but no tier (routed or baseline)
-    caches prefixes: the blocks are read and change nothing, every prompt is computed whole,
-    and the prefix figures of summary.json stay empty (:func:`note_no_prompt_blocks` is the
-    converse)."""
+    ``hash_ids``, or, ``made_by_sessions``, the blocks tiersim makes for a session trace that
+    has no such column) but no tier (routed or baseline) caches prefixes: the blocks are read
+    and change nothing, every prompt is computed whole, and the prefix figures of summary.json
+    stay empty (:func:`note_no_prompt_blocks` is the converse)."""
     if "prefix_hashes" not in df.columns or not any(len(b) for b in df["prefix_hashes"]):
         return
     if any(t.scheduler.enable_prefix_caching for t in [*scenario.tiers, *scenario.baselines]):
         return
-    warnings.warn(f"{source}: the requests name their prompts' blocks (prefix_hashes), but no "
+    named = ("the blocks tiersim makes for the sessions' prompts" if made_by_sessions
+             else "prefix_hashes")
+    warnings.warn(f"{source}: the requests name their prompts' blocks ({named}), but no "
                   "tier caches prefixes, so no prompt reuses another's: every prompt is computed "
                   "whole and the prefix figures stay empty; set scheduler.enable_prefix_caching: "
                   "true on a tier to replay the reuse", Note, stacklevel=3)
