@@ -235,12 +235,8 @@ class ProfileOps:
     @property
     def _graph_max(self) -> int:
         """The largest iteration (of one DP rank) the profile's engine replays from a CUDA graph
-        on this replica (:meth:`EagerCost.graph_tokens` at the engine's TP: a MoE model's
-        ``tp x dp`` GPUs, one engine with attention DP whose ``--tp`` counts every rank's GPUs,
-        as SGLang's does; a dense model's ``tp``, its DP ranks separate engines; 0: no eager
-        distinction)."""
-        engine_tp = self.tp * self.dp if self.dp > 1 and self.model.is_moe else self.tp
-        return self.profile.eager.graph_tokens(engine_tp)
+        on this replica (:meth:`EagerCost.replica_graph_tokens`)."""
+        return self.profile.eager.replica_graph_tokens(self.model, self.tp, self.dp)
 
     def sources(self) -> dict[str, str]:
         """Every table used so far -> its source label (``roofline`` for fallbacks)."""

@@ -180,6 +180,14 @@ class EagerCost:
         ``graph_max_tokens_by_tp`` entry, else ``graph_max_tokens``."""
         return dict(self.graph_max_tokens_by_tp).get(int(tp), self.graph_max_tokens)
 
+    def replica_graph_tokens(self, model, tp: int, dp: int) -> int:
+        """The largest iteration (of one DP rank) replayed from a CUDA graph on a replica of
+        ``tp x dp`` GPUs serving ``model``: :meth:`graph_tokens` at the engine's TP, a MoE
+        model's ``tp x dp`` GPUs (one engine with attention DP whose ``--tp`` counts every
+        rank's GPUs, as SGLang's does), a dense model's ``tp`` (its DP ranks separate engines);
+        0: no eager distinction."""
+        return self.graph_tokens(tp * dp if dp > 1 and model.is_moe else tp)
+
     def to_json(self) -> dict[str, Any]:
         """The ``eager_s`` object of a profile file (``graph_max_tokens_by_tp`` only where it
         names a size)."""

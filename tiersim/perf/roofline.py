@@ -183,8 +183,7 @@ class RooflineOps:
         if self.cal is None:
             return 0.0
         eager = self.cal.host.eager
-        engine_tp = self.tp * self.dp if self.dp > 1 and self.model.is_moe else self.tp
-        graph_max = eager.graph_tokens(engine_tp)
+        graph_max = eager.replica_graph_tokens(self.model, self.tp, self.dp)
         cpp = (not triton_moe and bool(self.model.moe_layers)
                and self.cal.cpp_moe_on(self.weights.experts, self.gpu, self.moe_ep))
         cost = eager.seconds(self.model.layers, self.model.moe_layers, cpp)
