@@ -170,76 +170,114 @@ def _check(raw: Any) -> None:
     """Refuse a value in the calibration file's JSON that :func:`derive` would not write (a key
     it lacks is left to :func:`from_json`, whose KeyError :func:`shipped` reports): one
     :class:`~tiersim.errors.TiersimError` naming the file and the place."""
-    from tiersim.errors import TiersimError, cut, shown
-    from tiersim.hardware import get_gpu
+    _obj(raw, "top level")
+    _check_header(raw)
+    _check_gemm(raw)
+    _check_moe_and_compute(raw)
+    _check_paths(raw)
+
+
+def _bad(where: str, what: str):
+    """The one-line error for a bad value at ``where`` of the file."""
+    from tiersim.errors import TiersimError
+
+    return TiersimError(f"{CALIBRATION_FILE}: {where}: {what}; {FIX}")
+
+
+def _said(value: Any) -> str:
+    """``value`` as the error line shows it."""
+    from tiersim.errors import cut, shown
+
+    return shown(value) if isinstance(value, str) else cut(json.dumps(value), 40)
+
+
+def _obj(value: Any, where: str) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else the error."""
+    if not isinstance(value, dict):
+        raise _bad(where, f"must be a JSON object (got {_said(value)})")
+    return value
+
+
+def _factor(value: Any, where: str) -> None:
+    """Refuse a factor outside :data:`FACTOR_RANGE` (NaN, text and booleans too)."""
+    low, high = FACTOR_RANGE
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or not low <= value <= high):  # NaN fails the comparison too
+        raise _bad(where, f"must be a ratio from {low:g} to {high:g} (got {_said(value)})")
+
+
+def _formats(names: Any, where: str) -> None:
+    """Refuse a name that is no precision format."""
     from tiersim.hardware.precisions import PRECISIONS
 
-    def bad(where: str, what: str) -> TiersimError:
-        return TiersimError(f"{CALIBRATION_FILE}: {where}: {what}; {FIX}")
+    for name in names:
+        if name not in PRECISIONS:
+            raise _bad(where, f"{_said(name)} is no format; formats: {', '.join(PRECISIONS)}")
 
-    def said(value: Any) -> str:
-        return shown(value) if isinstance(value, str) else cut(json.dumps(value), 40)
 
-    def obj(value: Any, where: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise bad(where, f"must be a JSON object (got {said(value)})")
-        return value
+def _check_header(raw: dict[str, Any]) -> None:
+    """The schema, the row split and the source GPU."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware import get_gpu
 
-    def factor(value: Any, where: str) -> None:
-        low, high = FACTOR_RANGE
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not low <= value <= high):  # NaN fails the comparison too
-            raise bad(where, f"must be a ratio from {low:g} to {high:g} (got {said(value)})")
-
-    def formats(names: Any, where: str) -> None:
-        for name in names:
-            if name not in PRECISIONS:
-                raise bad(where, f"{said(name)} is no format; formats: {', '.join(PRECISIONS)}")
-
-    obj(raw, "top level")
     if raw.get("schema") != SCHEMA:
-        raise bad("schema", f"must be {SCHEMA!r} (got {said(raw.get('schema'))})")
+        raise _bad("schema", f"must be {SCHEMA!r} (got {_said(raw.get('schema'))})")
     if raw.get("small_rows", SMALL_ROWS) != SMALL_ROWS:
-        raise bad("small_rows", f"must be {SMALL_ROWS}, the rows this tiersim splits a GEMM's "
-                  f"factors at (got {said(raw['small_rows'])})")
+        raise _bad("small_rows", f"must be {SMALL_ROWS}, the rows this tiersim splits a GEMM's "
+                   f"factors at (got {_said(raw['small_rows'])})")
     gpu = raw.get("source_gpu", "H200")
     try:
         known = isinstance(gpu, str) and get_gpu(gpu).name == gpu
     except TiersimError:
         known = False
     if not known:
-        raise bad("source_gpu", f"must be a catalogue GPU's name, such as 'H200' (got "
-                  f"{said(gpu)})")
+        raise _bad("source_gpu", f"must be a catalogue GPU's name, such as 'H200' (got "
+                   f"{_said(gpu)})")
+
+
+def _check_gemm(raw: dict[str, Any]) -> None:
+    """Each GEMM format's two lists of one factor per weight-size bin."""
     bins = len(WEIGHT_EDGES) + 1
-    formats(obj(raw.get("gemm", {}), "gemm"), "gemm")
+    _formats(_obj(raw.get("gemm", {}), "gemm"), "gemm")
     for fmt, entry in raw.get("gemm", {}).items():
         for rows in ("small", "large"):
-            found = obj(entry, f"gemm.{fmt}").get(rows, [1.0] * bins)
+            found = _obj(entry, f"gemm.{fmt}").get(rows, [1.0] * bins)
             if not isinstance(found, list) or len(found) != bins:
-                raise bad(f"gemm.{fmt}.{rows}", f"must be a list of {bins} factors, one per "
-                          f"weight-size bin (got {said(found)})")
+                raise _bad(f"gemm.{fmt}.{rows}", f"must be a list of {bins} factors, one per "
+                           f"weight-size bin (got {_said(found)})")
             for i, value in enumerate(found):
-                factor(value, f"gemm.{fmt}.{rows}[{i}]")
-    formats(obj(raw.get("moe", {}), "moe"), "moe")
+                _factor(value, f"gemm.{fmt}.{rows}[{i}]")
+
+
+def _check_moe_and_compute(raw: dict[str, Any]) -> None:
+    """Each MoE format's factor and each format's compute dtype."""
+    from tiersim.hardware.precisions import PRECISIONS
+
+    _formats(_obj(raw.get("moe", {}), "moe"), "moe")
     for fmt, entry in raw.get("moe", {}).items():
-        factor(obj(entry, f"moe.{fmt}").get("factor", 1.0), f"moe.{fmt}.factor")
-    formats(obj(raw.get("compute", {}), "compute"), "compute")
+        _factor(_obj(entry, f"moe.{fmt}").get("factor", 1.0), f"moe.{fmt}.factor")
+    _formats(_obj(raw.get("compute", {}), "compute"), "compute")
     dtypes = sorted({p.native_compute for p in PRECISIONS.values()})
     for fmt, dtype in raw.get("compute", {}).items():
         if dtype not in dtypes:
-            raise bad(f"compute.{fmt}", f"must be one of {', '.join(dtypes)} (got {said(dtype)})")
-    paths = obj(raw.get("cpp_moe", dict.fromkeys(PATH_NAMES.values(), [])), "cpp_moe")
-    for name in PATH_NAMES.values():
+            raise _bad(f"compute.{fmt}", f"must be one of {', '.join(dtypes)} (got "
+                       f"{_said(dtype)})")
+
+
+def _check_paths(raw: dict[str, Any]) -> None:
+    """Every kernel-path split of :data:`PATH_NAMES`, each a list of formats."""
+    names = list(PATH_NAMES.values())
+    paths = _obj(raw.get("cpp_moe", dict.fromkeys(names, [])), "cpp_moe")
+    for name in names:
         if name not in paths:
-            raise bad("cpp_moe", f"{name!r} is missing (each of {', '.join(PATH_NAMES.values())} "
-                      "lists its formats, [] for none)")
+            raise _bad("cpp_moe", f"{name!r} is missing (each of {', '.join(names)} lists its "
+                       "formats, [] for none)")
     for name, found in paths.items():
-        if name not in PATH_NAMES.values():
-            raise bad("cpp_moe", f"{said(name)} is no kernel path; paths: "
-                      f"{', '.join(PATH_NAMES.values())}")
+        if name not in names:
+            raise _bad("cpp_moe", f"{_said(name)} is no kernel path; paths: {', '.join(names)}")
         if not isinstance(found, list):
-            raise bad(f"cpp_moe.{name}", f"must be a list of format names (got {said(found)})")
-        formats(found, f"cpp_moe.{name}")
+            raise _bad(f"cpp_moe.{name}", f"must be a list of format names (got {_said(found)})")
+        _formats(found, f"cpp_moe.{name}")
 
 
 def from_json(raw: dict[str, Any]) -> Calibration:
