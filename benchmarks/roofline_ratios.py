@@ -3,7 +3,8 @@
 For each vLLM profile of NVIDIA's tables (the shipped H200, H100 and B200 ones, and B300's kept in
 ``benchmarks/data``), every GEMM and MoE table is timed on tiersim's roofline at the table's own
 shape and split, and the ratio roofline / measured is summarised per operator and format
-(median, 10th and 90th percentile; GEMMs split at 256 rows, where decode steps sit below).
+(median, 10th and 90th percentile; GEMMs split at 256 rows, where decode steps sit below,
+and by weight size ``n x k`` at 4096^2 and 8192^2, the bins the calibration reads).
 A ratio under 1 is the roofline running faster than measured. ``tests/test_roofline_vs_measured.py``
 keeps the BF16 families of H200 in band; this prints every family on every GPU, so a change to
 the roofline's constants can be checked on GPUs it was not set on (docs/fidelity.md, "The

@@ -179,11 +179,11 @@ def test_the_line_a_roofline_run_prints_says_it_is_the_roofline_and_which_way_it
                         "checked_model": {**MODEL_A, "held_out_rows": 60}}]}
     assert fidelity.describe(check) == (
         "fidelity: these step times come from tiersim's roofline model, not measured tables "
-        "(its FP8 and 4-bit kernel efficiencies and vLLM's host time are set on NVIDIA's "
-        "measured H200 data); replaying NVIDIA's measured vllm serving runs on H200 (132 rows, "
-        "2 models) on it, its median error was 9.9% TPOT and 13.7% TTFT (signed -17% / -62%: "
-        "negative is faster than measured); aiconfigurator 12.8% / 23.7%; tier bf16 (a, "
-        "bf16): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows (python "
+        "(its FP8 GEMM and FP8 / 4-bit MoE kernel efficiencies and vLLM's host time are set on "
+        "NVIDIA's measured H200 data); replaying NVIDIA's measured vllm serving runs on H200 "
+        "(132 rows, 2 models) on it, its median error was 9.9% TPOT and 13.7% TTFT (signed "
+        "-17% / -62%: negative is faster than measured); aiconfigurator 12.8% / 23.7%; tier "
+        "bf16 (a, bf16): a (rows of org/a): 4.3% TPOT, 4.4% TTFT on its 60 rows (python "
         "benchmarks/fidelity_silicon.py --system b300_sxm --roofline --write-check in "
         "tiersim's source repository)")
 

@@ -360,8 +360,9 @@ def test_plan_and_disagg_say_where_their_latencies_come_from(tmp_path, capsys):
             "(1 op) + fitted on measured serving rows (1 op) + roofline (5 ops); bf16: fitted on "
             "measured serving rows (2 ops) + roofline (4 ops)") in lines
     assert any(line.startswith("fidelity: these step times come from tiersim's roofline model, "
-                               "not measured tables (its FP8 and 4-bit kernel efficiencies and "
-                               "vLLM's host time are set on NVIDIA's measured H200 data); "
+                               "not measured tables (its FP8 GEMM and FP8 / 4-bit MoE kernel "
+                               "efficiencies and vLLM's host time are set on NVIDIA's measured "
+                               "H200 data); "
                                "replaying NVIDIA's measured vllm serving runs on H200 (")
                for line in lines)
     code, out = stdout_of(capsys, "disagg", "disagg")

@@ -238,8 +238,8 @@ def _describe_roofline(check: dict[str, Any]) -> str:
     peer = _peer(check)
     how, on = "; replaying", "on the roofline alone"
     if check.get("calibrated") is True:  # a record written before the calibration lacks it
-        how = (" (its FP8 and 4-bit kernel efficiencies and vLLM's host time are set on NVIDIA's "
-               "measured H200 data); replaying")
+        how = (" (its FP8 GEMM and FP8 / 4-bit MoE kernel efficiencies and vLLM's host time are "
+               "set on NVIDIA's measured H200 data); replaying")
         on = "on it"
     return (f"fidelity: these step times come from tiersim's roofline model, not measured "
             f"tables{how} NVIDIA's measured {check['engine']} serving runs on {check['gpu']} "
