@@ -173,8 +173,8 @@ def build_step_model(
     ``deepgemm``: vLLM 0.12's worst-case-sized grouped GEMM; ValueError where the replica
     cannot run it).
 
-    ``profile=None`` gives the roofline model with its shipped calibration (FP8 and 4-bit
-    kernel efficiencies and vLLM's host time, set on H200's measured data). Otherwise the
+    ``profile=None`` gives the roofline model with its shipped calibration (FP8 GEMM and FP8 /
+    4-bit MoE kernel efficiencies and vLLM's host time, set on H200's measured data). Otherwise the
     profile's tables answer every operator they cover and the bare roofline the rest; the
     model's ``sources()`` lists each table with ``measured:...``, ``harness`` or ``roofline``
     (and the host time with where it was fitted). A profile made on another GPU is an error.
