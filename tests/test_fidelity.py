@@ -483,8 +483,9 @@ def test_an_h100_row_replays_on_nvidias_h100_tables_with_the_h200_fit():
 
 
 def test_roofline_knob_replays_without_any_profile_on_its_calibration(monkeypatch):
-    """``--roofline``: the model a run with no profile gets. Every table says it is the roofline
-    and the host time says where it was fitted; its calibration (FP8 kernels derated, vLLM's
+    """``--roofline``: the model a run with no profile gets. Every table is the roofline (the
+    FP8 GEMMs' label says what the calibration divides them by) and the host time says where
+    it was fitted; its calibration (FP8 kernels derated, vLLM's
     host time) makes it slower than the bare roofline on these H100 FP8 rows, which reads
     faster than NVIDIA's measured tables (the bias the calibration divides out)."""
     from tiersim.perf import roofline_calibration
@@ -493,7 +494,13 @@ def test_roofline_knob_replays_without_any_profile_on_its_calibration(monkeypatc
     roof = fs.Knobs(roofline=True)
     assert fs.engine_profile("vllm", roof, "h100") is None
     tier, sources = fs.replica_tier(fs.case_of(row), 16, "auto", roof)
-    assert sources and {v for k, v in sources.items() if k not in fs.HOST_TIME} == {"roofline"}
+    tables = {k: v for k, v in sources.items() if k not in fs.HOST_TIME}
+    assert tables and sorted(fs.on_roofline(sources)) == sorted(tables)
+    # the FP8 GEMMs say what the calibration divided them by; the rest are bare
+    assert tables["gemm fp8"] == ("roofline; calibrated: divided by 0.36-0.86 (by rows and "
+                                  "weight size), the median ratio of bare-roofline to measured "
+                                  "time over NVIDIA's H200 fp8 GEMM tables")
+    assert {v for k, v in tables.items() if k != "gemm fp8"} == {"roofline"}
     assert sources["overhead"].startswith("fitted: benchmarks/fidelity_silicon.py --fit")
     assert sources["overhead"].endswith(
         "fitted on the H200, applied unchanged to tiersim's roofline of the H100")

@@ -108,10 +108,14 @@ def test_a_scenario_tier_runs_deepgemm(tmp_path):
 def test_the_tier_sources_say_deepgemm_and_no_moe_table():
     step = build_step_model(MOE, "fp8_block", "H200", profile=None, moe_backend="deepgemm")
     label = step.sources()["moe deepgemm"]
-    assert label == "deepgemm: roofline"
+    # a run with no profile: the experts' GEMMs are the roofline divided by H200's median FP8
+    # GEMM efficiency (block FP8 takes per-tensor FP8's factors), and the label says so
+    assert label == ("deepgemm: roofline; calibrated: divided by 0.36-0.86 (by rows and weight "
+                     "size), the median ratio of bare-roofline to measured time over NVIDIA's "
+                     "H200 fp8 GEMM tables (fp8_block takes fp8's factors)")
     assert not [k for k in step.sources() if k.startswith("moe ") and k != "moe deepgemm"]
-    assert source_kind(label) == (
-        "roofline, GEMM table at DeepGEMM's worst-case rows (vLLM 0.12 MoE)")
+    assert source_kind(label) == ("roofline, calibrated on measured tables, GEMM table at "
+                                  "DeepGEMM's worst-case rows (vLLM 0.12 MoE)")
 
 
 SCENARIO = """name: dg

@@ -110,7 +110,33 @@ def test_sources_say_where_the_host_time_was_fitted(cal):
     on = "; fitted on the H200, applied unchanged to tiersim's roofline of the B300"
     assert sources["overhead"].endswith(on)
     assert sources["eager"].endswith(on)
-    assert sources["moe fp8"] == "roofline"
+    # FP8 computes in FP8 on the B300 as on the H200: its MoE is divided, and says so
+    assert sources["moe fp8"] == ("roofline; calibrated: divided by 0.71, the median ratio of "
+                                  "bare-roofline to measured time over NVIDIA's H200 fp8 MoE "
+                                  "tables")
+
+
+@pytest.mark.parametrize(("precision", "gpu", "moe", "gemm"), [
+    ("nvfp4", "B200", "roofline", "roofline"),  # native FP4: no H200 table times that path
+    ("nvfp4", "H200", "roofline; calibrated: divided by 0.46", "roofline"),  # 4-bit GEMMs bare
+    ("bf16", "H200", "roofline", "roofline"),
+    ("fp8_block", "H100", "roofline; calibrated: divided by 0.72",
+     "roofline; calibrated: divided by 0.36-0.86 (by rows and weight size), the median ratio "
+     "of bare-roofline to measured time over NVIDIA's H200 fp8 GEMM tables (fp8_block takes "
+     "fp8's factors)"),
+])
+def test_a_family_says_it_is_calibrated_exactly_where_a_factor_divides_it(precision, gpu, moe,
+                                                                         gemm, cal):
+    """The label of each GEMM and MoE family follows the factor: divided -> "calibrated: divided
+    by" what; not divided -> plain "roofline"."""
+    bare, calibrated = ops_pair("Qwen3-Coder-30B-A3B", precision, gpu, cal)
+    sources = calibrated.sources()
+    assert sources[f"moe {precision}"].split(",")[0] == moe
+    assert sources[f"gemm {precision}"] == gemm
+    assert set(bare.sources().values()) == {"roofline"}
+    tokens = np.array([8.0, 4096.0])
+    divided = not np.allclose(calibrated.moe(tokens), bare.moe(tokens))
+    assert divided == (moe != "roofline")
 
 
 def test_a_run_with_no_profile_is_calibrated_and_a_profiles_fallback_is_not():

@@ -46,10 +46,11 @@ def test_summary_has_every_design_key(tiny_run):
     for tier in on_disk["tiers"].values():
         assert set(tier) >= TIER_KEYS
     # no profile: the roofline, its host time vLLM's fitted one (the roofline's calibration;
-    # w4a16's eager MoE rate is Marlin's C++ one, fitted on B200 rows); before, "roofline" alone
+    # w4a16's eager MoE rate is Marlin's C++ one, fitted on B200 rows; its MoE divided by H200's
+    # median W4A16 MoE efficiency, which its label says); before, "roofline" alone
     assert {name: tier["step_time_source"] for name, tier in on_disk["tiers"].items()} == {
         "w4a16": "fitted on another GPU's serving rows (1 op) + fitted on measured serving rows "
-                 "(1 op) + roofline (5 ops)",
+                 "(1 op) + roofline (4 ops) + roofline, calibrated on measured tables (1 op)",
         "bf16": "fitted on measured serving rows (2 ops) + roofline (4 ops)"}
 
 

@@ -575,8 +575,14 @@ class AssembledStepModel:
             out = {k: v for k, v in out.items() if not k.startswith("moe ")}
             n, k = self._expert_up
             gemm = f"gemm {self._fmt('experts')} n={n} k={k}"
-            out["moe deepgemm"] = "deepgemm: " + out.get(gemm, "roofline")
+            out["moe deepgemm"] = "deepgemm: " + (out.get(gemm) or self._family_source())
         return out
+
+    def _family_source(self) -> str:
+        """The label of the experts' GEMM format where no table of their shape was read: the
+        ops' family label (a calibrated roofline says what it divides), else "roofline"."""
+        of = getattr(self.ops, "gemm_source", None)
+        return "roofline" if of is None else of(self._fmt("experts"))
 
 
 def _store(cache: dict[int, float], key: int, value: float) -> None:

@@ -489,23 +489,36 @@ class RooflineOps:
                                 self.dp, self.ep)
 
     def sources(self) -> dict[str, str]:
-        """Every operator family this model uses, all ``roofline``."""
+        """Every operator family this model uses: ``roofline``, and for a GEMM or MoE family
+        the calibration divides, what by (:meth:`gemm_source`, :meth:`moe_source`)."""
         kv, w, m = self.kv_dtype, self.weights, self.model
         groups = ["attention", "lm_head"] + (["mlp"] if m.dense_mlp_layers else [])
         groups += ["shared_experts"] if m.shared_intermediate and m.is_moe else []
-        names = [f"gemm {w.of(g).name}" for g in groups] + (["gemm bf16"] if m.is_moe else [])
+        formats = [w.of(g) for g in groups] + ([get_precision("bf16")] if m.is_moe else [])
+        out = {f"gemm {f.name}": self.gemm_source(f) for f in formats}
         attn = "dsa " if m.is_dsa else "mla " if m.is_mla else ""
-        names += [f"attn_prefill {attn}{kv}", f"attn_decode {attn}{kv}"]
+        out |= dict.fromkeys([f"attn_prefill {attn}{kv}", f"attn_decode {attn}{kv}"], "roofline")
         if m.is_hybrid:
-            names += ["gdn_prefill", "gdn_decode"]
+            out |= dict.fromkeys(["gdn_prefill", "gdn_decode"], "roofline")
         if m.is_moe:
-            names.append(f"moe {w.experts.name}")
+            out[f"moe {w.experts.name}"] = self.moe_source()
         if self.tp > 1:
-            names.append(f"allreduce tp={self.tp}")
+            out[f"allreduce tp={self.tp}"] = "roofline"
         if m.is_moe and self.dp > 1:
-            names.append(f"allreduce tp={self.tp * self.dp}")
-        names.append("overhead")
-        return {**dict.fromkeys(names, "roofline"), **self._sources_host}
+            out[f"allreduce tp={self.tp * self.dp}"] = "roofline"
+        return {**out, "overhead": "roofline", **self._sources_host}
+
+    def gemm_source(self, precision) -> str:
+        """The source label of GEMMs in ``precision`` (a format name or object)."""
+        if self.cal is None:
+            return "roofline"
+        return self.cal.gemm_source(self._precision(precision), self.gpu)
+
+    def moe_source(self) -> str:
+        """The source label of this model's MoE layers."""
+        if self.cal is None:
+            return "roofline"
+        return self.cal.moe_source(self.weights.experts, self.gpu)
 
 
 class RooflineModel(AssembledStepModel):

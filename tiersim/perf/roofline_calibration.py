@@ -104,6 +104,29 @@ class Calibration:
             return 1.0
         return self.moe[precision.name]
 
+    def gemm_source(self, precision, gpu) -> str:
+        """The source label of ``precision``'s GEMMs on ``gpu``'s roofline: plain "roofline",
+        or, where :meth:`gemm_factor` divides them, by what (the range of its factors)."""
+        pair = self.gemm.get(precision.name)
+        if pair is None or not self.applies(precision, gpu):
+            return "roofline"
+        like = GEMM_AS.get(precision.name, precision.name)
+        factors = pair[0] + pair[1]
+        taken = f" ({precision.name} takes {like}'s factors)" if like != precision.name else ""
+        return (f"roofline; calibrated: divided by {min(factors):.2f}-{max(factors):.2f} (by "
+                f"rows and weight size), the median ratio of bare-roofline to measured time "
+                f"over NVIDIA's {self.source_gpu} {like} GEMM tables{taken}")
+
+    def moe_source(self, precision, gpu) -> str:
+        """The source label of a MoE layer whose experts are in ``precision`` on ``gpu``'s
+        roofline: plain "roofline", or, where :meth:`moe_factor` divides it, by what."""
+        factor = self.moe_factor(precision, gpu)
+        if factor == 1.0:
+            return "roofline"
+        return (f"roofline; calibrated: divided by {factor:.2f}, the median ratio of "
+                f"bare-roofline to measured time over NVIDIA's {self.source_gpu} "
+                f"{precision.name} MoE tables")
+
     def cpp_moe_on(self, precision, gpu, ep: int) -> bool:
         """Whether experts in ``precision`` on ``gpu``, over ``ep`` expert-parallel ranks,
         usually run a kernel path launched from C++ alone (they then pay the fitted C++ eager
