@@ -490,10 +490,10 @@ def check_shape(path: Path, kind: str) -> None:
         check_utf8(path)
         _check_json_depth(path)
         _check_json_keys(path)
-    else:
-        _check_no_nul(path)
+    else:  # the header first: its checks read 64 kB, the NUL scan the whole file
         _check_columns(path, _first_line(path, MAX_HEADER_BYTES).count(b",") + 1)
         _check_columns(path, _header_fields(path))
+        _check_no_nul(path)
 
 
 def open_checked(path: str | Path) -> str:
