@@ -303,7 +303,7 @@ SWEEP_CASES = {
     "duplicate values [0, 0, 1]": ("  seed: [0, 0, 1]\n",
                                    "sweep: 'seed': value 0 is listed twice (items 0 and 1)"),
     "duplicate zipped values": ("  zip: {seed: [0, 0], trace.time_scale: [1.0, 1.0]}\n",
-                                "sweep: 'zip': value [0,1.0] is listed twice"),
+                                "sweep: 'zip': value [0, 1.0] is listed twice"),
     "one setting spelled three ways": ("  seed: [1, '1', 1.0]\n",
                                        "sweep: 'seed': values 1 and '1' are the same setting "
                                        "once read; list it once"),

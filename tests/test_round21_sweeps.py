@@ -64,13 +64,14 @@ def test_a_quoted_number_inside_an_axis_value_is_refused(tmp_path, capsys, sweep
 def test_a_plain_number_yaml_reads_as_text_is_not_called_quoted(tmp_path, capsys):
     """``[1, 010]`` (no quotes: YAML 1.1 reads 010 as octal, PyYAML's text here) was refused
     with "write 10 without quotes", which the value had none of; it is refused with the
-    number to write (tiersim.numbers; it said "is text to YAML 1.1" while 1e1 was text too)."""
+    number to write (tiersim.numbers; it said "is text to YAML 1.1" while 1e1 was text too).
+    Round 48: the value is quoted as written, 010, not as Python's '010'."""
     scenario = _sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 010]\n")
     assert error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o", "-w", "1",
                                "--no-baselines")) == (
         f"Error: {scenario}: line {_sweep_line(scenario)}: sweep: 'tiers.bf16.replicas': "
         "tiers[1].replicas: 010 has a leading zero, which YAML 1.1 reads as octal (8); write 10 "
-        "(value '010')")
+        "(value 010)")
 
 
 @pytest.mark.parametrize(("sweep", "value"), [

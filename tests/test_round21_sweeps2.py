@@ -119,7 +119,7 @@ def test_an_axis_value_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_
     assert error_line(*run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1",
                                "--no-report", "--no-baselines")) == (
         f"Error: {tiny}: line {axis_line(tiny, 'router')}: sweep: 'router': router[1]: keys "
-        "should be strings (got 1) (value {1: 'x', 'policy': 'static_split'})")
+        "should be strings (got 1) (value {1: 'x', policy: 'static_split'})")
     assert not (tmp_path / "o").exists()
 
 
@@ -159,7 +159,7 @@ def test_a_choose_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_path,
     out = tmp_path / "p"
     assert error_line(*run_cli(capsys, "plan", tiny, "-o", out, "--no-report", "--choose",
                                "router.confusion={1: 0.1, fpr: 0.2},{fpr: 0.1}")) == (
-        "Error: --choose router.confusion={1: 0.1, 'fpr': 0.2}: router.confusion[1]: keys "
+        "Error: --choose router.confusion={1: 0.1, fpr: 0.2}: router.confusion[1]: keys "
         "should be strings (got 1)")
     assert not out.exists()
 

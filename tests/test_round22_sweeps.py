@@ -25,7 +25,7 @@ def test_a_sweep_that_is_no_map_is_refused_by_sweep_as_by_run(tmp_path, capsys, 
     no line and without saying what it got."""
     scenario = _scenario(tmp_path, TINY + f"\nsweep: {value}\n")
     line = len(TINY.splitlines()) + 2
-    got = {"5": "5", "[seed, 1]": "['seed', 1]", "false": "False", "[]": "[]", "''": "''"}[value]
+    got = {"5": "5", "[seed, 1]": "['seed', 1]", "false": "false", "[]": "[]", "''": "''"}[value]
     expected = f"Error: {scenario}: line {line}: sweep: must be a mapping of keys (got {got})"
     assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == expected
     out = tmp_path / "o"
@@ -108,7 +108,7 @@ def test_a_long_unknown_name_is_cut_in_its_error_line(tmp_path, capsys, old, new
      "(as an axis and in a zip group, or in two zip groups); keep one"),
     ("  zip: {seed: [0, 1], seedz: [1, 2]}\n", 1, "sweep: 'seedz': seedz: unknown key (did you "
      "mean 'seed'?)"),
-    ("  zip:\n    seed: ~\n", 2, "sweep: 'seed': values must be a non-empty list (got None)"),
+    ("  zip:\n    seed: ~\n", 2, "sweep: 'seed': values must be a non-empty list (got null)"),
 ])
 def test_an_axis_inside_a_zip_group_is_named_at_its_own_line(tmp_path, capsys, sweep, line,
                                                              problem):

@@ -22,9 +22,9 @@ def _edited(tmp_path, old: str, new: str) -> tuple:
 
 
 @pytest.mark.parametrize(("old", "new", "line"), [
-    ("name: bf16", "name: no", "tiers[1].name: input should be a valid string (got False); "
+    ("name: bf16", "name: no", "tiers[1].name: input should be a valid string (got false); "
      "YAML reads no unquoted as false: write 'no' in quotes if it is text"),
-    ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got True); YAML reads on "
+    ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got true); YAML reads on "
      "unquoted as true: write 'on' in quotes if it is text"),
     ("name: tiny", "name: 1_0", "name: input should be a valid string (got 10); YAML reads "
      "1_0 unquoted as a number: write '1_0' in quotes if it is text"),
@@ -63,7 +63,7 @@ def test_plan_choose_refuses_a_yaml_boolean_for_a_tier(tmp_path, capsys):
                     .replace("fractions: [0.5, 0.5]", ""))
     got = error_line(*run_cli(capsys, "plan", path, "--out", tmp_path / "pl", "--no-report",
                               "--choose", "router.tier=w4a16,no"))
-    assert got == ("Error: --choose router.tier=False: router.tier: a "
+    assert got == ("Error: --choose router.tier=false: router.tier: a "
                    "name or a number is expected here, not a YAML boolean (true/false); YAML "
                    "reads unquoted yes, no, on and off as booleans: quote a name ('no')")
     assert not (tmp_path / "pl").exists()

@@ -183,19 +183,19 @@ def test_a_yaml_boolean_for_a_choice_of_names_says_to_quote_it(tmp_path, written
     assert refusal(path) == (
         f"line {line_of(path, 'policy:')}: router.policy: must be one of 'uniform', "
         "'static_split', 'threshold', 'lagrangian', 'oracle', 'cascade', 'floor', 'budget' or "
-        f"'step_type' (got {reads.title()}); YAML reads {written} unquoted as {reads}: write "
+        f"'step_type' (got {reads}); YAML reads {written} unquoted as {reads}: write "
         f"'{written}' in quotes if it is text")
 
 
 @pytest.mark.parametrize(("old", "new", "key", "error"), [
     ("replicas: 1", "replicas: ~", "tiers[0].replicas",
-     "input should be a valid integer (got None); ~ is YAML's null (no value): write the value"),
+     "input should be a valid integer (got null); ~ is YAML's null (no value): write the value"),
     ("- name: w4a16", "- name: null", "tiers[0].name",
-     "input should be a valid string (got None); null is YAML's null (no value): write the "
+     "input should be a valid string (got null); null is YAML's null (no value): write the "
      "value"),
     ("policy: static_split", "policy:", "router.policy",
      "must be one of 'uniform', 'static_split', 'threshold', 'lagrangian', 'oracle', "
-     "'cascade', 'floor', 'budget' or 'step_type' (got None); nothing after the colon is "
+     "'cascade', 'floor', 'budget' or 'step_type' (got null); nothing after the colon is "
      "YAML's null (no value): write the value"),
 ])
 def test_a_yaml_null_where_a_value_is_required_says_so(tmp_path, old, new, key, error):

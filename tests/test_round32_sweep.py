@@ -208,7 +208,7 @@ def test_a_failed_points_record_says_how_yaml_read_its_value(tmp_path):
     frame = run_sweep(path, out, workers=1, validator=None, report=False, progress=False,
                       strict=False)
     assert set(frame["error"]) == {
-        f"{path}: line 6: gpu: input should be a valid string (got True); YAML reads on "
+        f"{path}: line 6: gpu: input should be a valid string (got true); YAML reads on "
         "unquoted as true: write 'on' in quotes if it is text"}
     assert {r["error"] for r in read_points(out).values()} == set(frame["error"])
 

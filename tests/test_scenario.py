@@ -297,7 +297,7 @@ def test_any_corrupted_scenario_is_valid_or_one_scenario_error_line(data):
 
 @pytest.mark.parametrize("key,value,expected", [
     ("tiers", 5, "tiers: must be a list (got 5)"),
-    ("trace", None, "trace: must be a mapping of keys (got None)"),
+    ("trace", None, "trace: must be a mapping of keys (got null)"),
     ("trace", {"path": "t.csv", "window": [1]},
      "trace.window[1]: value missing: the list is too short"),
     ("trace", {"path": "t.csv", "window": [5, 1]},

@@ -41,7 +41,7 @@ def with_sweep(path: Path, sweep: dict) -> Path:
     ({"seed.x": [1]}, "sweep: 'seed.x': 'seed' is a value (0), not a map"),
     ({"tiers.bf16.replicas": [1, True]},  # every value is checked, not only the first
      "sweep: 'tiers.bf16.replicas': tiers[1].replicas: a number is expected here, not a YAML "
-     "boolean (true/false) (value True)"),
+     "boolean (true/false) (value true)"),
     ({"router.fractions": [[0.5, 0.5], [0.001] * 3000]},  # the value was quoted whole: 21 kB
      "sweep: 'router.fractions': router.fractions: fractions must be >= 0 and sum to 1 (got "
      "sum 3) (value [0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, "

@@ -9,6 +9,7 @@ else in the package prints tracebacks for these. An operating-system error's one
 from __future__ import annotations
 
 import datetime
+import json
 import unicodedata
 
 
@@ -57,6 +58,49 @@ def shown(value, width: int = 40) -> str:
     huge = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 4000
     text = "a huge int" if huge else written(value)
     return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def shown_yaml(value, width: int = 40) -> str:
+    """:func:`shown`, but spelt as YAML writes the value (:func:`yaml_written`): for a value a
+    user wrote in a scenario's YAML (a sweep axis value), ``true`` and ``null``, not Python's
+    ``True`` and ``None``."""
+    huge = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 4000
+    return cut("a huge int" if huge else yaml_written(value), width)
+
+
+def yaml_written(value) -> str:
+    """``value`` in YAML's flow style: ``true``, ``false``, ``null``, a date as written, text in
+    single quotes (``'it''s'``; in double quotes, escaped, where it holds a control character),
+    ``[1, null]``, ``{a: true}``. Numbers as Python writes them (``1e-05``, which tiersim reads
+    as a number), but ``.inf`` and ``.nan``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value != value:
+        return ".nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    if isinstance(value, str):
+        if any(unicodedata.category(c) in ESCAPED for c in value):
+            return json.dumps(value)
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(yaml_written(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml_key(k)}: {yaml_written(v)}"
+                               for k, v in value.items()) + "}"
+    return written(value)
+
+
+def _yaml_key(key) -> str:
+    """A map key as :func:`yaml_written` writes it: a plain name (``policy``) bare, as a
+    scenario writes its keys; any other text quoted."""
+    plain = (isinstance(key, str) and key.replace("_", "a").replace(".", "a").isascii()
+             and key.replace("_", "a").replace(".", "a").isalnum() and key[0].isalpha()
+             and key.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "y",
+                                     "n"))
+    return key if plain else yaml_written(key)
 
 
 def cut(text: str, width: int = 64) -> str:

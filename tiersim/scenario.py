@@ -101,6 +101,7 @@ from tiersim.scenario_yaml import (
     read_yaml,
     read_yaml_value,
     without_quotes,
+    written_text,
 )
 
 __all__ = [
@@ -115,6 +116,7 @@ __all__ = [
     "load_scenario", "located", "misspelt_number", "model_places", "read_yaml", "read_yaml_value",
     "refuse_non_map", "refuse_text_numbers", "resolve_file_ref", "resolve_model_ref",
     "scenario_from_dict", "shown_name", "unread_scheduler_keys", "without_quotes",
+    "written_text",
 ]
 """The names callers import from here: this module's, and those of the modules the scenario
 code is split into (:mod:`tiersim.scenario_where`, :mod:`tiersim.scenario_yaml` ...),

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel
 
-from tiersim.errors import ScenarioError, TiersimError
+from tiersim.errors import ScenarioError, TiersimError, yaml_written
 from tiersim.scenario_models import Scenario, _is_model, _model_in
 from tiersim.scenario_where import (
     Loc,
@@ -225,12 +225,13 @@ def _int_bounds(loc: Loc) -> tuple[Any, Any]:
 
 
 def _got(value) -> str:
-    """A value a key was given, as an error line quotes it: its ``repr`` cut short, but a date
+    """A value a key was given, as an error line quotes it: as YAML writes it (``null``,
+    ``true``, ``{a: null}``: :func:`tiersim.errors.yaml_written`) cut short, a date
     or time YAML read from an unquoted ``2024-01-01`` as written, saying so (a ``repr`` such as
     ``datetime.date(2024, 1, 1)`` names no YAML the user wrote)."""
     if isinstance(value, (datetime.date, datetime.time)):
         return f"{value.isoformat()}, which YAML reads unquoted as a date or time"
-    return _short(repr(value))
+    return _short(yaml_written(value))
 
 
 def _suggest(loc: Loc) -> str:

@@ -187,6 +187,20 @@ def _null_reading(root: yaml.Node | None, loc: Loc) -> str:
     return f"; {written} is YAML's null (no value): write the value"
 
 
+def written_text(root: yaml.Node, loc: Loc) -> str | None:
+    """The file's text of the value at ``loc`` of the node tree ``root``, as written (``true``,
+    ``010``, ``'two'``, ``[1, ~]``), an anchor before it left out; None where the value is not
+    on one line of the file (a block list) or the tree holds no text."""
+    node = _node_at(root, loc)
+    start, end = (None, None) if node is None else (node.start_mark, node.end_mark)
+    if start is None or end is None or start.buffer is None or start.line != end.line:
+        return None
+    text = start.buffer[start.index:end.index].strip()
+    if text.startswith("&"):  # `&name value`: the value, as an alias (*name) of it reads
+        text = text.partition(" ")[2].strip()
+    return text or None
+
+
 def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
     """Whether the scalar at ``loc`` in the node tree is quoted, a block scalar, or a plain
     one tagged ``!!str`` that YAML would otherwise read as a number (``!!str 2``)."""

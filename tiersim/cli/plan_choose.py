@@ -131,7 +131,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
 
     from pydantic import ValidationError
 
-    from tiersim.errors import written
+    from tiersim.errors import yaml_written
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
     from tiersim.scenario import boolean_problem, explain_errors, format_loc, misspelt_number
@@ -146,7 +146,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
                 set_dotted(doc, path, value)
             except TiersimError as err:
                 raise TiersimError(f"--choose {err}") from None
-        said = cut(" ".join(f"{p}={written(v)}" for p, v in zip(paths, values, strict=True)))
+        said = cut(" ".join(f"{p}={yaml_written(v)}" for p, v in zip(paths, values, strict=True)))
         # pydantic reads tier: no as tier 0, and floor: 010 as 10
         problem = boolean_problem({"router": doc}) or misspelt_number({"router": doc})
         if problem is not None:

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_yaml
 from tiersim.jsonio import sorted_json
 from tiersim.scenario import MAX_GRID_POINTS
 
@@ -156,15 +156,15 @@ def _canonical(value: Any) -> str:
 
 def _each_value_once(group: list[tuple[str, list[Any]]], source: str) -> None:
     """Refuse a dimension that lists the same value (or zipped combination) twice."""
-    rows = [_canonical([values[i] for _, values in group] if len(group) > 1 else group[0][1][i])
-            for i in range(len(group[0][1]))]
+    row_values = [[values[i] for _, values in group] if len(group) > 1 else group[0][1][i]
+                  for i in range(len(group[0][1]))]
+    rows = [_canonical(value) for value in row_values]
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row in first:
             path = group[0][0] if len(group) == 1 else "zip"
-            shown = row if len(row) <= 60 else row[:57] + "..."
-            raise SweepError(source, path, f"value {shown} is listed twice (items "
-                             f"{first[row]} and {i}); list each value once")
+            raise SweepError(source, path, f"value {shown_yaml(row_values[i], 60)} is listed "
+                             f"twice (items {first[row]} and {i}); list each value once")
         first[row] = i
 
 
@@ -190,7 +190,8 @@ def _zip_group(group: Any, source: str, at: tuple[str | int, ...] = ("sweep", "z
 def _value_list(path: str, values: Any, source: str) -> list[Any]:
     """Check an axis' values are a non-empty list."""
     if not isinstance(values, list) or not values:
-        raise SweepError(source, path, f"values must be a non-empty list (got {shown(values, 80)})")
+        raise SweepError(source, path,
+                         f"values must be a non-empty list (got {shown_yaml(values, 80)})")
     if str(path).split(".")[0] == "sweep" or str(path).startswith(UNSWEPT):
         raise SweepError(source, path, "shapes the sweep itself, so it cannot be an axis")
     if UNSWEPT.startswith(f"{path}.") and any(_holds(value, UNSWEPT[len(path) + 1:])
@@ -292,7 +293,7 @@ def describe(node: Any) -> str:
         names = [str(item.get("name", i)) if isinstance(item, dict) else str(i)
                  for i, item in enumerate(node)]
         return "has items: " + (", ".join(names) or "none")
-    return f"is a value ({shown(node, 80)}), not a map"
+    return f"is a value ({shown_yaml(node, 80)}), not a map"
 
 
 def list_child(node: list[Any], segment: str, source: str = "scenario", path: str = "",

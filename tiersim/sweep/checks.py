@@ -9,7 +9,7 @@ import collections
 from collections.abc import Iterator
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, cut, shown_yaml
 from tiersim.numbers import NumberError, read_number
 from tiersim.sweep import axes as ax
 from tiersim.sweep.plan import SweepPlan, names_files
@@ -49,7 +49,23 @@ def check_axes(plan: SweepPlan, validator: Validator | None,
             if n == 0 and "unknown key" in message:  # it lists the known keys itself
                 raise ax.SweepError(plan.source, path, message) from error
             raise ax.SweepError(plan.source, path,
-                                f"{message} (value {shown(value, 80)})") from error
+                                f"{message} (value {as_written(plan, path, value)})") from error
+
+
+def as_written(plan: SweepPlan, path: str, value: Any, width: int = 80) -> str:
+    """Axis ``path``'s ``value`` as the scenario file writes it (``true``, ``010``, ``"two"``:
+    what the user wrote, quotes and all), where it is one line of the file; else as YAML writes
+    it (:func:`tiersim.errors.shown_yaml`: a sweep given as a dict, a block list)."""
+    from tiersim.scenario import written_text
+
+    if plan.root is not None:
+        for axis, at, values in _axis_lists(plan.base.get("sweep")):
+            index = next((i for i, v in enumerate(values) if v is value), None) if (
+                axis == path) else None
+            text = None if index is None else written_text(plan.root, (*at, index))
+            if text is not None:
+                return cut(text, width)
+    return shown_yaml(value, width)
 
 
 class _BaseRefusal:
@@ -150,10 +166,12 @@ def check_distinct_settings(plan: SweepPlan, validator: Validator | None,
             if key is None:
                 return
             if key in seen:  # a zip group lists a value once per point: it cannot drop one
-                fix = (f"in a zip group write it one way each time ({shown(seen[key], 80)})"
+                fix = (f"in a zip group write it one way each time ({shown_yaml(seen[key], 80)})"
                        if path in zipped else "list it once")
-                raise ax.SweepError(plan.source, path, f"values {shown(seen[key], 80)} and "
-                                    f"{shown(value, 80)} are the same setting once read; {fix}")
+                raise ax.SweepError(plan.source, path,
+                                    f"values {shown_yaml(seen[key], 80)} and "
+                                    f"{shown_yaml(value, 80)} are the same setting once read; "
+                                    f"{fix}")
             seen[key] = value
 
 
@@ -281,9 +299,9 @@ def _number_text_problem(plan: SweepPlan, written: tuple[str | int, ...], value:
     for part in sub:
         text = text[part]
     quoted = plan.root is None or _is_quoted(plan.root, written)
-    where = f"value {shown(value, 80)} holds " if sub else "value "
+    where = f"value {shown_yaml(value, 80)} holds " if sub else "value "
     if quoted:
-        what = f"{shown(text, 80)}, which" if sub else shown(text, 80)
+        what = f"{shown_yaml(text, 80)}, which" if sub else shown_yaml(text, 80)
         how = "without quotes" if plan.root is None else without_quotes(plan.root, written)
         return (f"{where}{what} must be a number, not a string; write {_yaml_number(number)} "
                 f"{how}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_yaml
 from tiersim.input_files import input_paths, unreadable
 from tiersim.sweep import axes as ax
 from tiersim.sweep.settings import put_files, setting_doc
@@ -100,7 +100,7 @@ def point_change(stored: dict[str, Any], stored_source: str, base: dict[str, Any
         found = first_change(then, now)
         if found is not None:
             path, old, new = found
-            return (f"{path} is {shown(new, 60)} here, {shown(old, 60)} when its point "
+            return (f"{path} is {shown_yaml(new, 60)} here, {shown_yaml(old, 60)} when its point "
                     f"{record.get('point_id')} ran")
     return None
 

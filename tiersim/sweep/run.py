@@ -48,7 +48,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from tiersim.errors import ScenarioError, TiersimError, escaped, shown
+from tiersim.errors import ScenarioError, TiersimError, escaped, shown, shown_yaml
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -158,7 +158,7 @@ def prepare(scenario: str | Path | dict, source: str | None = None,
         from tiersim.scenario import located
 
         raise located(ScenarioError(source, "sweep", "must be a mapping of keys (got "
-                                    f"{shown(sweep_map, 80)})"))
+                                    f"{shown_yaml(sweep_map, 80)})"))
     limit = max_points if max_points is not None else max_points_of(base, source)
     points = ax.expand(sweep_map, source, limit)
     plan = SweepPlan(base, source, ax.axis_names(sweep_map), points, root)
@@ -278,7 +278,7 @@ def _failure_line(frame: pd.DataFrame, out: Path, refusal: TiersimError | None =
     first = clipped(str(refusal or bad.iloc[0]["error"]))
     values = next((p.values for p in points or () if p.id == bad.iloc[0]["point_id"]), None)
     at = "" if refusal is not None or not values else " at " + ", ".join(
-        f"{path}={shown(value)}" for path, value in values.items())
+        f"{path}={shown_yaml(value)}" for path, value in values.items())
     return (f"{out}: {len(bad)} of {len(frame)} sweep point(s) failed ({ids}); first{at}: "
             f"{first}; the others are stored; details in {out / 'points'}; fix what the error "
             "names, then rerun to retry them")
