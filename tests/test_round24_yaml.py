@@ -26,8 +26,9 @@ def _edited(tmp_path, old: str, new: str) -> tuple:
      "YAML reads no unquoted as false: write 'no' in quotes if it is text"),
     ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got true); YAML reads on "
      "unquoted as true: write 'on' in quotes if it is text"),
-    ("name: tiny", "name: 1_0", "name: input should be a valid string (got 10); YAML reads "
-     "1_0 unquoted as a number: write '1_0' in quotes if it is text"),
+    # round 48: 1_0 groups no thousands and is text now; 1_000 is the number YAML reads
+    ("name: tiny", "name: 1_000", "name: input should be a valid string (got 1000); YAML reads "
+     "1_000 unquoted as a number: write '1_000' in quotes if it is text"),
     ("name: bf16", "name: 1.0e+3", "tiers[1].name: input should be a valid string (got "
      "1000.0); YAML reads 1.0e+3 unquoted as a number: write '1.0e+3' in quotes if it is text"),
     ("policy: static_split", "policy: uniform\ntier: yes", "router.tier: a name or a number is "
@@ -109,9 +110,9 @@ def test_a_plain_merge_sign_as_a_value_is_text(tmp_path, capsys, value):
     ("fractions: [0.5, 0.5]", "fractions: {0: 0.5, 1: 0.5}",
      "router.fractions: key 0 is a number, where the keys are names; write the name, or quote "
      "it ('0') if it is one"),
-    ("fractions: [0.5, 0.5]", "fractions: {w4a16: 0.5, 1_0: 0.5}",
-     "router.fractions: key 1_0 is a number, where the keys are names; write the name, or "
-     "quote it ('1_0') if it is one"),
+    ("fractions: [0.5, 0.5]", "fractions: {w4a16: 0.5, 1_000: 0.5}",  # 1_0 is text (round 48)
+     "router.fractions: key 1_000 is a number, where the keys are names; write the name, or "
+     "quote it ('1_000') if it is one"),
 ])
 def test_a_number_key_where_names_are_keys_is_named_as_a_key(tmp_path, capsys, old, new,
                                                              line):

@@ -71,25 +71,27 @@ def test_analytic_prints_minus_zero_as_zero(capsys):
 
 
 def test_a_number_with_digit_separators_reads_alike_in_flags_and_scenarios(tmp_path, capsys):
-    """Decision: ``1_0`` is 10 on every number flag, as in a scenario's YAML (YAML 1.1 digit
+    """Decision: ``1_000`` is 1000 on every number flag, as in a scenario's YAML (YAML 1.1 digit
     separators, which :mod:`tiersim.scenario`'s loader keeps), not refused on one side only;
-    a spelling Python's numbers refuse (``1__0``) is one line naming the flag and the number
-    to write (tiersim.numbers, the rule scenarios share)."""
+    a spelling refused (``1__0``; since round 48 also ``1_0``, which groups no thousands) is
+    one line naming the flag and the number to write (tiersim.numbers, the rule scenarios
+    share)."""
     from tiersim.cli import main
     from tiersim.scenario import load_scenario, read_yaml_value
 
-    assert read_yaml_value("1_0") == 10 and read_yaml_value("2_4.5") == 24.5
+    assert read_yaml_value("1_000") == 1000 and read_yaml_value("2_400.5") == 2400.5
+    assert read_yaml_value("1_0") == "1_0"  # text: a number field refuses it (below)
     path = tmp_path / "s.yaml"
     path.write_text((ROOT / "scenarios" / "tiny.yaml").read_text()
-                    .replace("seed: 0", "seed: 1_0")
+                    .replace("seed: 0", "seed: 1_000")
                     .replace("path: azure2023_code.parquet",
                              f"path: {ROOT / 'traces' / 'azure2023_code.parquet'}"))
-    assert load_scenario(path, fit=False).seed == 10
+    assert load_scenario(path, fit=False).seed == 1000
     model = ["analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3"]
     outputs = []
-    for argv in ([*model, "--dc", "1_0", "--floor", "0.9_5"], [*model, "--dc", "10",
-                                                                  "--floor", "0.95"],
-                 ["trace", "inspect", "azure2023_code.parquet", "--window", "2_40", "27_0"],
+    for argv in ([*model, "--dc", "1_000", "--floor", "0.950_0"], [*model, "--dc", "1000",
+                                                                     "--floor", "0.95"],
+                 ["trace", "inspect", "azure2023_code.parquet", "--window", "240.000_0", "270"],
                  ["trace", "inspect", "azure2023_code.parquet", "--window", "240", "270"]):
         capsys.readouterr()
         assert main(argv) == 0

@@ -1,11 +1,12 @@
 """How tiersim reads a number written as text: one rule for scenario YAML and command-line flags.
 
-A number is written in decimal: an optional sign, digits with at most one ``_`` between two of
-them (``8_192``), an optional fraction and an optional exponent (``1e3`` is 1000, as YAML 1.2
-and Python read it). A whole number has no leading zero (``010``: YAML 1.1 reads it as octal
-8, Python as 10). Spellings YAML 1.1 or a programming language reads some other way are
-refused with the decimal number to write: ``010``, base 60 (``1:30``, 90 to YAML 1.1), a
-base prefix (``0x10``, ``0o10``, ``0b11``) and misplaced underscores (``1__0``, ``10_``).
+A number is written in decimal: an optional sign, digits (an ``_`` may group them in
+thousands: ``8_192``, ``0.000_001``), an optional fraction and an optional exponent (``1e3``
+is 1000, as YAML 1.2 and Python read it). A whole number has no leading zero (``010``: YAML
+1.1 reads it as octal 8, Python as 10). Spellings YAML 1.1 or a programming language reads
+some other way are refused with the decimal number to write: ``010``, base 60 (``1:30``, 90
+to YAML 1.1), a base prefix (``0x10``, ``0o10``, ``0b11``) and misplaced underscores (``1__0``,
+``10_``, and ``1_0``, which groups no thousands).
 
 :mod:`tiersim.scenario_yaml`'s YAML loader reads a plain scalar as a number only where
 :data:`WHOLE` or :data:`FRACTIONAL` match it (everything else is text, so a name such as
@@ -22,12 +23,19 @@ import re
 import sys
 from decimal import Decimal
 
-_DIGITS = r"[0-9](?:_?[0-9])*"
-WHOLE = re.compile(r"^[-+]?(?:0|[1-9](?:_?[0-9])*)$")
-"""A whole number as written: decimal digits, no leading zero, ``_`` only between digits."""
-FRACTIONAL = re.compile(rf"^[-+]?(?:{_DIGITS}\.(?:{_DIGITS})?(?:[eE][-+]?{_DIGITS})?"
-                        rf"|\.{_DIGITS}(?:[eE][-+]?{_DIGITS})?|{_DIGITS}[eE][-+]?{_DIGITS})$")
-"""A number with a decimal point or an exponent (``2.5``, ``.5``, ``3.``, ``1e3``, ``1.0e-05``)."""
+_INT = r"(?:[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+)"
+"""Digits before a point: bare, or grouped in thousands by ``_`` (``8_192``, ``1_000_000``)."""
+_FRAC = r"(?:[0-9]+|[0-9]{3}(?:_[0-9]{3})*_[0-9]{1,3})"
+"""Digits after a point: bare, or grouped in threes from the point (``0.000_001``)."""
+_EXP = r"[eE][-+]?[0-9]+"
+WHOLE = re.compile(r"^[-+]?(?:0|[1-9][0-9]*|[1-9][0-9]{0,2}(?:_[0-9]{3})+)$")
+"""A whole number as written: decimal digits, no leading zero, ``_`` only between groups of
+thousands (``8_192``; ``1_0`` is refused: Python and YAML 1.1 read it as 10, but nobody groups
+digits so, and a typo is likelier)."""
+FRACTIONAL = re.compile(rf"^[-+]?(?:{_INT}\.(?:{_FRAC})?(?:{_EXP})?|\.{_FRAC}(?:{_EXP})?"
+                        rf"|{_INT}{_EXP})$")
+"""A number with a decimal point or an exponent (``2.5``, ``.5``, ``3.``, ``1e3``, ``1.0e-05``),
+``_`` grouping thousands as in :data:`WHOLE` (none in the exponent)."""
 NON_FINITE = re.compile(r"^[-+]?(?:\.?inf|infinity|\.?nan)$", re.IGNORECASE)
 """Infinity and NaN as YAML (``.inf``) or Python (``inf``, ``infinity``) write them."""
 
@@ -146,13 +154,19 @@ def _leading_zero(text: str) -> str | None:
 
 
 def _underscores(text: str) -> str | None:
-    """``1__0``, ``10_``: an ``_`` that is not between two digits."""
+    """``1__0``, ``10_``: an ``_`` that is not between two digits; ``1_0``, ``0.9_5``, ``1e1_0``:
+    one between digits that does not group thousands (Python and YAML 1.1 read them, as 10,
+    0.95 and 1e10)."""
     bare = text.replace("_", "")
     if "_" not in text or not (WHOLE.match(bare) or FRACTIONAL.match(bare)):
         return None
+    between = re.fullmatch(r"[-+]?[0-9.eE+-]*", bare) is not None and re.search(
+        r"(^|[^0-9])_|_($|[^0-9])", text) is None
+    why = ("has a _ that does not group thousands (8_192 does)" if between else
+           "has a _ that is not between two digits")
     if len(text) > LONGEST_SHOWN:
-        return f"{shown(text)} has a _ that is not between two digits; write it without it"
-    return f"{text} has a _ that is not between two digits; write {bare}"
+        return f"{shown(text)} {why}; write it without it"
+    return f"{text} {why}; write {bare}"
 
 
 def shown(text: str) -> str:
