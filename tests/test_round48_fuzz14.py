@@ -3,10 +3,14 @@ test names what a user saw before its fix."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
+from tiersim.cli import main
 from tiersim.errors import yaml_written
+from tiersim.scenario import read_yaml_value
 
 AXIS = "sweep: 'tiers.bf16.replicas': tiers[1].replicas: "
 
@@ -80,3 +84,67 @@ def test_the_sweeps_own_refusals_spell_values_as_yaml(tmp_path, capsys, monkeypa
 ])
 def test_yaml_written(value, text):
     assert yaml_written(value) == text
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--window", "0", "1e-300"], "--window: 0 1e-300 is 1e-300 s long, shorter than the "
+                                  "microsecond tiersim's clock resolves, so no rate can be read "
+                                  "over it; give a window at least 1e-06 s long"),
+    (["--window", "240", "240.0000005"], "--window: 240 240.0000005 is 5e-07 s long, shorter "
+                                         "than the microsecond tiersim's clock resolves, so no "
+                                         "rate can be read over it; give a window at least "
+                                         "1e-06 s long"),
+    (["--window", "240", "240.0001", "--time-scale", "1000"],
+     "--window: 240 240.0001 is 1e-07 s long replayed at --time-scale 1000, shorter than the "
+     "microsecond tiersim's clock resolves, so no rate can be read over it; give a window at "
+     "least 0.001 s long"),
+])
+def test_a_window_shorter_than_a_microsecond_has_no_rate(capsys, argv, said):
+    """``tiersim trace inspect --window 0 1e-300`` printed '1e+300 req/s': the one request at
+    time 0 over a window of 1e-300 s. A window shorter than a microsecond (replayed: divided by
+    --time-scale), the finest step the simulated clock keeps, is now the flag's fault, one
+    line with the length to give; a microsecond's window is read."""
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", "azure2023_code", *argv))
+    assert line == f"Error: {said}"
+    capsys.readouterr()
+    assert main(["trace", "inspect", "azure2023_code", "--window", "0", "1e-6", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rate_rps"] == 1e6
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["sweep", "s.yaml", "-o", "o", "-w", "1_0"], "--workers: 1_0 has a _ that does not group "
+                                                 "thousands (8_192 does); write 10; see tiersim "
+                                                 "sweep --help"),
+    (["trace", "inspect", "azure2023_code", "--window", "2_40", "270"],
+     "--window: 2_40 has a _ that does not group thousands (8_192 does); write 240; see tiersim "
+     "trace inspect --help"),
+    (["plan", "s.yaml", "-o", "o", "--slo-ttft-p99", "0.9_5"],
+     "--slo-ttft-p99: 0.9_5 has a _ that does not group thousands (8_192 does); write 0.95; see "
+     "tiersim plan --help"),
+    (["analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "1e1_0"],
+     "--dc: 1e1_0 has a _ that does not group thousands (8_192 does); write 1e10; see tiersim "
+     "analytic --help"),
+])
+def test_a_number_flag_with_a_separator_that_groups_no_thousands_is_refused(
+        tmp_path, capsys, monkeypatch, argv, said):
+    """``-w 1_0`` ran 10 workers, ``--window 2_40 270`` read 240, ``0.9_5`` 0.95: Python's and
+    YAML 1.1's readings, of a separator nobody writes so (a typo is likelier). Every number
+    flag reads its text by tiersim.numbers' one rule, a scenario's too: an ``_`` may only group
+    thousands (``8_192``, ``0.000_001``); any other is one line naming the flag and the number
+    to write. Nothing is made."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with())
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+def test_a_scenario_number_reads_by_the_flags_rule(tmp_path, capsys, monkeypatch):
+    """The scenario's numbers follow the same rule: ``replicas: 1_0`` is refused with the same
+    words (YAML 1.1 read 10), ``1_000`` stays a number, and a name ``1_0`` is the text as
+    written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("replicas: 1", "replicas: 1_0")))
+    assert one_error_line(*run_cli(capsys, "run", "s.yaml", "--no-baselines")) == (
+        "Error: s.yaml: line 16: tiers[0].replicas: 1_0 has a _ that does not group thousands "
+        "(8_192 does); write 10")
+    assert read_yaml_value("[1_000, 0.000_001, 1_0, 1_0.5]") == [1000, 1e-6, "1_0", "1_0.5"]

@@ -92,7 +92,8 @@ def inspect(
 def _check_options(window, time_scale: float, format: str) -> None:
     """The bounds of --window must be finite numbers with 0 <= START < END (as a scenario's
     ``trace.window``), --time-scale within :data:`TIME_SCALE_RANGE` and --format one of
-    :data:`FORMAT_NAMES`: one line naming the option and the value as typed (the option's
+    :data:`FORMAT_NAMES`, and the window, replayed, at least :data:`MIN_WINDOW_S` long: one
+    line naming the option and the value as typed (the option's
     fault, not the trace file's, which is not read)."""
     if format not in FORMAT_NAMES:
         raise TiersimError(f"--format {shown(format, 64)}: choose one of "
@@ -108,6 +109,20 @@ def _check_options(window, time_scale: float, format: str) -> None:
     if not (math.isfinite(time_scale) and low <= time_scale <= high):
         raise TiersimError(f"--time-scale: must be a number from {low:g} to {high:g} (got "
                            f"{_typed(time_scale)})")
+    if window is not None and (window[1] - window[0]) / time_scale < MIN_WINDOW_S:
+        scaled = "" if time_scale == 1 else f" replayed at --time-scale {_typed(time_scale)}"
+        least = MIN_WINDOW_S * time_scale
+        raise TiersimError(f"--window: {_typed(window[0])} {_typed(window[1])} is "
+                           f"{(window[1] - window[0]) / time_scale:.3g} s long{scaled}, shorter "
+                           "than the microsecond tiersim's clock resolves, so no rate can be "
+                           f"read over it; give a window at least {least:g} s long")
+
+
+MIN_WINDOW_S = 1e-6
+"""The shortest --window (replayed, so divided by --time-scale) whose rate is read: a
+microsecond, the finest step the simulated clock keeps over a trace's span (its arrivals are
+float64 seconds up to :data:`tiersim.trace.loader.MAX_SPAN_S`). A shorter one held a request
+or none, and one request over 1e-300 s read as 1e+300 requests/s."""
 
 
 def _typed(value: float) -> str:
