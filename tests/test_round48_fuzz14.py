@@ -10,6 +10,7 @@ from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.cli import main
 from tiersim.errors import yaml_written
+from tiersim.perf import roofline_calibration as rc
 from tiersim.scenario import read_yaml_value
 
 AXIS = "sweep: 'tiers.bf16.replicas': tiers[1].replicas: "
@@ -148,3 +149,48 @@ def test_a_scenario_number_reads_by_the_flags_rule(tmp_path, capsys, monkeypatch
         "Error: s.yaml: line 16: tiers[0].replicas: 1_0 has a _ that does not group thousands "
         "(8_192 does); write 10")
     assert read_yaml_value("[1_000, 0.000_001, 1_0, 1_0.5]") == [1000, 1e-6, "1_0", "1_0.5"]
+
+
+SHIPPED_CALIBRATION = json.loads(rc.CALIBRATION_FILE.read_text())
+
+
+@pytest.fixture
+def calibration_file(tmp_path, monkeypatch):
+    """A copy of the roofline calibration a run reads in place of the shipped one (the cache
+    cleared before and after)."""
+    path = tmp_path / "cal" / "roofline_calibration.json"
+    path.parent.mkdir()
+    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
+    rc.shipped.cache_clear()
+    yield path
+    rc.shipped.cache_clear()
+
+
+CAL_FIX = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write "
+           "in tiersim's source repository")
+
+
+@pytest.mark.parametrize(("fmt", "written", "said"), [
+    ("fp8", "bf16", "compute.fp8: must be 'fp8', the dtype FP8 computes in on H200 (tiersim's "
+                    "GPU catalogue), where the factors were set (got 'bf16')"),
+    ("w4a16", "fp8", "compute.w4a16: must be 'bf16', the dtype W4A16 computes in on H200 "
+                     "(tiersim's GPU catalogue), where the factors were set (got 'fp8')"),
+    ("nvfp4", "fp4", "compute.nvfp4: must be 'bf16', the dtype NVFP4 computes in on H200 "
+                     "(tiersim's GPU catalogue), where the factors were set (got 'fp4')"),
+])
+def test_a_calibration_compute_dtype_the_gpu_contradicts_is_refused(
+        tmp_path, capsys, monkeypatch, calibration_file, fmt, written, said):
+    """``compute.fp8: "bf16"`` in tiersim/data/roofline_calibration.json was accepted: a known
+    dtype, but not the one FP8 computes in on the file's H200, so no FP8 tier ever matched it
+    and FP8's calibration factors were silently off (and ``nvfp4: "fp4"`` would have applied
+    H200's NVFP4 factors on a Blackwell GPU). The file's dtype must be the one tiersim's GPU
+    catalogue says the format computes in on its source GPU: one line with the fix."""
+    doc = json.loads(json.dumps(SHIPPED_CALIBRATION))
+    doc["compute"][fmt] = written
+    calibration_file.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("precision: w4a16", "precision: fp8")))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
+                                   "--no-report"))
+    assert line == f"Error: {calibration_file}: {said}; {CAL_FIX}"
+    assert not (tmp_path / "o").exists()

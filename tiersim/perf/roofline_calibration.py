@@ -273,7 +273,11 @@ def _check_gemm(raw: dict[str, Any]) -> None:
 
 
 def _check_moe_and_compute(raw: dict[str, Any]) -> None:
-    """Each MoE format's factor and each format's compute dtype."""
+    """Each MoE format's factor and each format's compute dtype, which must be the dtype the
+    format computes in on the file's ``source_gpu`` as tiersim's GPU catalogue describes it
+    (what :func:`derive` writes): a hand-edited ``compute.fp8: "bf16"`` turned FP8's factors
+    off without a word (:meth:`Calibration.applies` compares it with each run's GPU)."""
+    from tiersim.hardware import get_gpu
     from tiersim.hardware.precisions import PRECISIONS
 
     _formats(_obj(raw.get("moe", {}), "moe"), "moe")
@@ -281,10 +285,16 @@ def _check_moe_and_compute(raw: dict[str, Any]) -> None:
         _factor(_obj(entry, f"moe.{fmt}").get("factor", 1.0), f"moe.{fmt}.factor")
     _formats(_obj(raw.get("compute", {}), "compute"), "compute")
     dtypes = sorted({p.native_compute for p in PRECISIONS.values()})
+    gpu = get_gpu(raw.get("source_gpu", "H200"))  # a catalogue GPU (_check_header)
     for fmt, dtype in raw.get("compute", {}).items():
         if dtype not in dtypes:
             raise _bad(f"compute.{fmt}", f"must be one of {', '.join(dtypes)} (got "
                        f"{_said(dtype)})")
+        computes = PRECISIONS[fmt].compute_dtype_on(gpu)
+        if dtype != computes:  # Calibration.applies would never (or wrongly) match it
+            raise _bad(f"compute.{fmt}", f"must be {computes!r}, the dtype "
+                       f"{PRECISIONS[fmt].label} computes in on {gpu.name} (tiersim's GPU "
+                       f"catalogue), where the factors were set (got {_said(dtype)})")
 
 
 def _check_paths(raw: dict[str, Any]) -> None:
