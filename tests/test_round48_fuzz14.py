@@ -194,3 +194,47 @@ def test_a_calibration_compute_dtype_the_gpu_contradicts_is_refused(
                                    "--no-report"))
     assert line == f"Error: {calibration_file}: {said}; {CAL_FIX}"
     assert not (tmp_path / "o").exists()
+
+
+UNDERFLOW = ("is nearer 0 than any number tiersim holds (the least is about 5e-324), so it would "
+             "read as 0; write 0 if that is meant")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: 1.0e-400",
+     f"line 17: tiers[0].cost_per_gpu_hour: 1.0e-400 {UNDERFLOW}"),
+    ("fractions: [0.5, 0.5]", "fractions: [1.0e-400, 1]",
+     f"line 25: router.fractions[0]: 1.0e-400 {UNDERFLOW}"),
+    ("ttft_p99_s: 2.0", "ttft_p99_s: !!float 1e-400", f"line 28: slo.ttft_p99_s: 1e-400 "
+                                                      f"{UNDERFLOW}"),
+])
+def test_a_scenario_number_nearer_0_than_a_float_is_refused(tmp_path, capsys, monkeypatch, old,
+                                                            new, said):
+    """``cost_per_gpu_hour: 1.0e-400`` ran a free tier and ``fractions: [1.0e-400, 1]`` sent it
+    nothing, without a word (YAML reads the number as 0.0), and ``ttft_p99_s: 1.0e-400`` said
+    'must be > 0.0 (got 0.0)', a value not written. A number other than 0 nearer 0 than any
+    float is refused as one past the largest is, as written; 0 and subnormals stay numbers."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with((old, new)))
+    assert one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o")) == (
+        f"Error: s.yaml: {said}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+    assert read_yaml_value("[0.0e-400, 5e-324, 1.0e-5]") == [0.0, 5e-324, 1e-5]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["plan", "s.yaml", "-o", "o", "--slo-ttft-p99", "1e-400"],
+     f"--slo-ttft-p99: 1e-400 {UNDERFLOW}; see tiersim plan --help"),
+    (["plan", "s.yaml", "-o", "o", "--accuracy-floor", "1e-400"],  # ran with a floor of 0
+     f"--accuracy-floor: 1e-400 {UNDERFLOW}; see tiersim plan --help"),
+    (["sweep", "s.yaml", "-o", "o", "-w", "1e-400"],
+     f"--workers: 1e-400 {UNDERFLOW}; see tiersim sweep --help"),
+])
+def test_a_number_flag_nearer_0_than_a_float_is_refused(tmp_path, capsys, monkeypatch, argv,
+                                                        said):
+    """``--slo-ttft-p99 1e-400`` said '(got 0.0)', and ``--accuracy-floor 1e-400`` planned for
+    a floor of 0; the flag's text is now refused as a scenario's is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with())
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

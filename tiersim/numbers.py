@@ -68,6 +68,8 @@ def read_number(text: str, kind: type = float) -> int | float:
             raise NumberError(f"a whole number of {len(written.lstrip('+-')):,} digits is "
                               "beyond any setting") from None
     if FRACTIONAL.match(written):
+        if underflows(written):
+            raise NumberError(underflow_words(written))
         return float(written)
     if NON_FINITE.match(written):
         return float(written.replace(".", ""))
@@ -77,6 +79,20 @@ def read_number(text: str, kind: type = float) -> int | float:
     raise NumberError("input should be a valid integer, unable to parse string as an integer"
                       if kind is int else
                       "input should be a valid number, unable to parse string as a number")
+
+
+def underflows(text: str) -> bool:
+    """Whether decimal ``text`` (:data:`FRACTIONAL`) writes a number other than 0 that is nearer
+    0 than any float (``1e-400``): Python and YAML read it as 0.0, and a price, an SLO or a
+    share the user gave as above 0 would be 0 without a word."""
+    mantissa = re.split(r"[eE]", text)[0]
+    return float(text) == 0 and re.search(r"[1-9]", mantissa) is not None
+
+
+def underflow_words(text: str) -> str:
+    """Why :func:`underflows` text is refused."""
+    return (f"{shown(text)} is nearer 0 than any number tiersim holds (the least is about "
+            "5e-324), so it would read as 0; write 0 if that is meant")
 
 
 def exact_whole(text: str) -> int:
@@ -189,4 +205,5 @@ def _decimal(number: float) -> str:
 
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
-           "exact_whole", "huge", "misspelt", "read_number", "shown"]
+           "exact_whole", "huge", "misspelt", "read_number", "shown", "underflow_words",
+           "underflows"]

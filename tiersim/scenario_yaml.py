@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from tiersim.errors import ScenarioError
-from tiersim.numbers import FRACTIONAL, MAX_INT_BITS, WHOLE, huge
+from tiersim.numbers import FRACTIONAL, MAX_INT_BITS, WHOLE, huge, underflow_words, underflows
 from tiersim.scenario_where import _MERGE, Loc, _node_at, _short, _where, format_loc
 
 MAX_FILE_BYTES = 1_000_000
@@ -226,6 +226,8 @@ def without_quotes(root: yaml.Node | None, loc: Loc) -> str:
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
     """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
     whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""
+    if isinstance(data, _Underflow):
+        raise ScenarioError(source, _where(loc, root), underflow_words(data.text))
     if isinstance(data, float) and not math.isfinite(data):
         raise ScenarioError(source, _where(loc, root), _not_finite(data, loc, root))
     if isinstance(data, int) and data.bit_length() > MAX_INT_BITS:
@@ -260,6 +262,26 @@ def _huge(number: int) -> str:
         return (f"a whole number of {number.digits:,} digits is beyond any setting (at most "
                 f"{MAX_INT_BITS:,} bits, about 900 digits)")
     return huge(number.bit_length())
+
+
+class _Underflow(float):
+    """A decimal number in a scenario other than 0 but nearer 0 than any float (``1e-400``),
+    written ``text``: stands as 0.0, which :func:`_reject_non_finite` refuses (YAML read it as
+    0.0 without a word: a price of 1e-400 made a free tier)."""
+
+    def __new__(cls, text: str):
+        number = super().__new__(cls, 0.0)
+        number.text = text
+        return number
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    """A float as PyYAML reads it, but one that :func:`~tiersim.numbers.underflows` as an
+    :class:`_Underflow`."""
+    text = str(loader.construct_scalar(node))
+    if FRACTIONAL.match(text) and underflows(text.replace("_", "")):
+        return _Underflow(text)
+    return yaml.SafeLoader.construct_yaml_float(loader, node)
 
 
 class _Overlong(int):
@@ -416,6 +438,7 @@ _BoundedLoader.yaml_implicit_resolvers = {
     first: [(tag, _PLAIN_NUMBER.get(tag, rx)) for tag, rx in resolvers if tag != _VALUE]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _BoundedLoader.add_constructor(_INT, _construct_int)
+_BoundedLoader.add_constructor(_FLOAT, _construct_float)
 _BoundedLoader.add_constructor(_MERGE, lambda loader, node: loader.construct_scalar(node))
 """A plain ``<<`` is YAML 1.1's merge only as a key (:meth:`_BoundedLoader.flatten_mapping`
 takes those away first); as a value PyYAML cannot build it, so it is the text ``<<``, as YAML
