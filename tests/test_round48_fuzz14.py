@@ -238,3 +238,18 @@ def test_a_number_flag_nearer_0_than_a_float_is_refused(tmp_path, capsys, monkey
     (tmp_path / "s.yaml").write_text(tiny_with())
     assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize(("window", "got"), [("[360, 240]", "[360, 240]"),
+                                             ("[-1, 240.5]", "[-1, 240.5]"),
+                                             ("[100, 100]", "[100, 100]")])
+def test_a_window_out_of_order_is_named_at_its_own_key(tmp_path, capsys, monkeypatch, window,
+                                                       got):
+    """``window: [360, 240]`` was named at ``trace:``'s line ('line 9: trace: window must be
+    ... (got [360.0, 240.0])'), with floats the file did not write; it is named at
+    ``trace.window``'s own line and key, its numbers as written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("window: [240, 360]", f"window: {window}")))
+    assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
+        "Error: s.yaml: line 11: trace.window: must be [start_s, end_s] with 0 <= start < end "
+        f"(got {got})")

@@ -301,7 +301,7 @@ def test_any_corrupted_scenario_is_valid_or_one_scenario_error_line(data):
     ("trace", {"path": "t.csv", "window": [1]},
      "trace.window[1]: value missing: the list is too short"),
     ("trace", {"path": "t.csv", "window": [5, 1]},
-     "trace: window must be [start_s, end_s] with 0 <= start < end (got [5.0, 1.0])"),
+     "trace.window: must be [start_s, end_s] with 0 <= start < end (got [5, 1])"),
     ("gpu", "A100", "gpu: unknown GPU 'A100'; known GPUs: H200, H100, B200, B300"),
 ])
 def test_shape_errors_say_what_is_expected(key, value, expected):

@@ -102,12 +102,15 @@ class TraceConfig(_Strict):
     time_scale: float = Field(default=1.0, ge=1e-3, le=1e3,
                               description="2.0 = arrivals twice as fast (0.001 to 1000)")
 
-    @model_validator(mode="after")
-    def _window_ordered(self) -> TraceConfig:
-        if self.window is not None and not 0 <= self.window[0] < self.window[1]:
-            raise ValueError(f"window must be [start_s, end_s] with 0 <= start < end "
-                             f"(got {list(self.window)})")
-        return self
+    @field_validator("window")
+    @classmethod
+    def _window_ordered(cls, window: tuple[float, float] | None) -> tuple[float, float] | None:
+        """Refuse a window whose start is not at or after 0 and before its end, at the window's
+        own key and line (it was named at ``trace:``'s, its numbers as floats: 360.0)."""
+        if window is not None and not 0 <= window[0] < window[1]:
+            shown = ", ".join(str(int(v)) if v.is_integer() else repr(v) for v in window)
+            raise ValueError(f"must be [start_s, end_s] with 0 <= start < end (got [{shown}])")
+        return window
 
 
 class KVLevelConfig(_Strict):
