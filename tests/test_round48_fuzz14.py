@@ -253,3 +253,25 @@ def test_a_window_out_of_order_is_named_at_its_own_key(tmp_path, capsys, monkeyp
     assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
         "Error: s.yaml: line 11: trace.window: must be [start_s, end_s] with 0 <= start < end "
         f"(got {got})")
+
+
+@pytest.mark.parametrize("command", [["run", "--no-baselines", "--no-report"],
+                                     ["sweep", "-w", "1", "--no-baselines", "--no-report"],
+                                     ["plan", "--no-report"]], ids=["run", "sweep", "plan"])
+def test_an_out_stepping_back_out_of_a_missing_folder_writes_nothing(tmp_path, capsys,
+                                                                     monkeypatch, command):
+    """``--out x/../..`` (``x`` not there) passed every check of the folder it names (none
+    looked: the path did not exist), then creating ``x`` made it name ``..``, and `tiersim run`
+    wrote its results there among a project's files. Such a path is now one line naming the folder it names; nothing is
+    made, ``x`` neither."""
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "notes.txt").write_text("mine\n")
+    (project / "sub" / "s.yaml").write_text(tiny_with())
+    monkeypatch.chdir(project / "sub")
+    line = one_error_line(*run_cli(capsys, command[0], "s.yaml", "--out", "x/../..",
+                                   *command[1:]))
+    assert line == ("Error: x/../..: --out steps back out of x, a folder that does not exist, "
+                    "so it names ..; give that folder as --out if it is meant, else the new "
+                    "folder's own path (nothing was written)")
+    assert sorted(p.name for p in project.rglob("*")) == ["notes.txt", "s.yaml", "sub"]

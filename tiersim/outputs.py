@@ -154,6 +154,7 @@ def claim_out_dir(out: Path, kind: str, inputs: Iterable[Path] = ()) -> None:
     check_out_link(out)
     refuse_system_folder(out, kind)  # first: a file there is no reason to refuse (nor to move)
     refuse_inside_sweep_points(out, kind)
+    refuse_step_back_through_missing(out)
     if out.exists() and not out.is_dir():
         raise _file_in_the_way(out)
     if not out.is_dir():
@@ -201,6 +202,23 @@ def _claimed(out: Path, kind: str, inputs: list[Path]):
     with locked(out, kind):
         claim_out_dir(out, kind, inputs)
         yield
+
+
+def refuse_step_back_through_missing(out: Path) -> None:
+    """Refuse an ``--out`` that steps back (``..``) out of a folder that does not exist
+    (``x/../..``): the checks of the folder it names saw none (``x`` is not there yet), and
+    creating ``x`` made the path name an existing folder, so a command wrote its files there
+    among a project's own, every check passed by. One line naming the folder to give."""
+    current = Path(out.anchor) if out.is_absolute() else Path()
+    for part in out.parts[1:] if out.is_absolute() else out.parts:
+        if part == ".." and not (current.exists() or current.is_symlink()):
+            landing = os.path.realpath(out)
+            shown = os.path.relpath(landing) if not out.is_absolute() else landing
+            raise TiersimError(f"{out}: --out steps back out of {current}, a folder that does "
+                               f"not exist, so it names {shown}; give that folder as --out "
+                               "if it is meant, else the new folder's own path (nothing was "
+                               "written)")
+        current = current / part
 
 
 def refuse_inside_sweep_points(out: Path, kind: str) -> None:
