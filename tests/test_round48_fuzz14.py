@@ -262,8 +262,8 @@ def test_an_out_stepping_back_out_of_a_missing_folder_writes_nothing(tmp_path, c
                                                                      monkeypatch, command):
     """``--out x/../..`` (``x`` not there) passed every check of the folder it names (none
     looked: the path did not exist), then creating ``x`` made it name ``..``, and `tiersim run`
-    wrote its results there among a project's files. Such a path is now one line naming the folder it names; nothing is
-    made, ``x`` neither."""
+    wrote its results there among a project's files. Such a path is now one line naming the
+    folder it names; nothing is made, ``x`` neither."""
     project = tmp_path / "project"
     (project / "sub").mkdir(parents=True)
     (project / "notes.txt").write_text("mine\n")
