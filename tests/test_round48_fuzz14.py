@@ -275,3 +275,23 @@ def test_an_out_stepping_back_out_of_a_missing_folder_writes_nothing(tmp_path, c
                     "so it names ..; give that folder as --out if it is meant, else the new "
                     "folder's own path (nothing was written)")
     assert sorted(p.name for p in project.rglob("*")) == ["notes.txt", "s.yaml", "sub"]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["report", ""], "DIRECTORY is empty (an unset shell variable?): an empty path reads as the "
+                     "current folder; give the value"),
+    (["trace", "inspect", ""], "PATH is empty (an unset shell variable?): an empty path reads "
+                               "as the current folder; give the value"),
+    (["sweep", "", "-o", "o"], "SCENARIO is empty (an unset shell variable?): an empty path "
+                               "reads as the current folder; give the value"),
+    (["run", ""], "SCENARIO is empty (an unset shell variable?): an empty path reads as the "
+                  "current folder; give the value, or leave the argument out"),  # optional
+])
+def test_an_empty_required_argument_is_not_told_to_be_left_out(tmp_path, capsys, monkeypatch,
+                                                               argv, said):
+    """``tiersim report ""`` was told 'give the value, or leave the argument out', and left
+    out it is 'DIRECTORY: required, and not given': a fix that fails. A required argument is
+    told only to give its value; `run`'s, which defaults to the bundled job, keeps both."""
+    monkeypatch.chdir(tmp_path)
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
+    assert not list(tmp_path.iterdir())

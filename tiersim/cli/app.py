@@ -76,12 +76,14 @@ def _refuse_empty_args(argv: list[str] | None) -> None:
     if name == "--out":
         raise TiersimError("--out is empty (an unset shell variable?): it would write into "
                            "the current folder; name the folder, or give --out . for this one")
+    required = _empty_is_required(args)  # then leaving it out is no fix: say only what is
     if name is not None and name.startswith("-"):
-        raise TiersimError(f"{name} is empty (an unset shell variable?); give its value, or "
-                           "leave it out")
+        raise TiersimError(f"{name} is empty (an unset shell variable?); give its value"
+                           + ("" if required else ", or leave it out"))
     if name is not None:
         raise TiersimError(f"{name} is empty (an unset shell variable?): an empty path reads "
-                           "as the current folder; give the value, or leave the argument out")
+                           "as the current folder; give the value"
+                           + ("" if required else ", or leave the argument out"))
 
 
 def _refuse_repeated_options(argv: list[str] | None) -> None:
@@ -123,6 +125,17 @@ def _empty_name(args: list[str]) -> str | None:
         if not arg.strip():
             return f"argument {i + 1}"
     return None
+
+
+def _empty_is_required(args: list[str]) -> bool:
+    """Whether the option or argument ``args`` leave empty (:func:`_empty_name`) is one the
+    command requires (``tiersim report ""``: DIRECTORY), so that leaving it out is refused
+    too ('required, and not given'); False where the command's words are not known."""
+    command = load(args[0]) if args and args[0] in MOUNTED else None
+    if command is None or command.context_settings.get("ignore_unknown_options"):
+        return False
+    param = usage.empty_param(command, args[1:])
+    return bool(getattr(param, "required", False))
 
 
 def _typed_command(argv: list[str] | None) -> str:
