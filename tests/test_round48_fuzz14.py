@@ -295,3 +295,52 @@ def test_an_empty_required_argument_is_not_told_to_be_left_out(tmp_path, capsys,
     monkeypatch.chdir(tmp_path)
     assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
     assert not list(tmp_path.iterdir())
+
+
+NOT_WHOLE = "is not a whole number (only a float's 16 digits would round it to {}); write the " \
+            "whole number meant"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["plan", "s.yaml", "-o", "o", "--max-replicas", "2.99999999999999999999"],
+     "--max-replicas: 2.99999999999999999999 " + NOT_WHOLE.format(3)
+     + "; see tiersim plan --help"),
+    (["sweep", "s.yaml", "-o", "o", "-w", "2.0000000000000001"],
+     "--workers: 2.0000000000000001 " + NOT_WHOLE.format(2) + "; see tiersim sweep --help"),
+    (["plan", "s.yaml", "-o", "o", "--choose", "router.policy=uniform", "--choose",
+      "router.tier=0.99999999999999999999"],
+     "--choose router.policy='uniform' router.tier=0.99999999999999999999: router.tier: "
+     "0.99999999999999999999 " + NOT_WHOLE.format(1)),
+])
+def test_a_whole_number_flag_whole_only_as_a_float_is_refused(tmp_path, capsys, monkeypatch,
+                                                              argv, said):
+    """``--max-replicas 2.99999999999999999999`` planned with at most 2 replicas: its float is
+    3.0, a whole number, and the exact reading then cut the decimal to 2 (``int(Decimal)``);
+    ``--choose router.tier=0.99999999999999999999`` chose tier 1. Text that is whole only to a
+    float's 16 digits is refused where a whole number goes, saying so; nothing is made."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with())
+    assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("replicas: 1", "replicas: 1.99999999999999999999",
+     "line 16: tiers[0].replicas: 1.99999999999999999999 " + NOT_WHOLE.format(2)),
+    ("seed: 0", "seed: 7.00000000000000000001", "line 4: seed: 7.00000000000000000001 "
+                                                + NOT_WHOLE.format(7)),
+])
+def test_a_scenario_whole_number_whole_only_as_a_float_is_refused(tmp_path, capsys,
+                                                                  monkeypatch, old, new, said):
+    """``replicas: 1.99999999999999999999`` ran 2 replicas without a word (YAML read 2.0,
+    which pydantic takes as 2). A field that takes whole numbers refuses such text at its line;
+    a float field reads it as the float it is (``cost_per_gpu_hour: 2.99999999999999999999``
+    runs)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with((old, new)))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--no-baselines"))
+    assert line == f"Error: s.yaml: {said}"
+    (tmp_path / "s.yaml").write_text(tiny_with(("cost_per_gpu_hour: 3.50",
+                                                "cost_per_gpu_hour: 2.99999999999999999999")))
+    code, err = run_cli(capsys, "run", "s.yaml", "--no-baselines", "--no-report")
+    assert code == 0, err

@@ -77,6 +77,8 @@ def yaml_written(value) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and isinstance(getattr(value, "text", None), str):
+        return value.text  # a number that keeps the text it was read from, as written
     if isinstance(value, float) and value != value:
         return ".nan"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):

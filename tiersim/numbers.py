@@ -98,8 +98,30 @@ def underflow_words(text: str) -> str:
 def exact_whole(text: str) -> int:
     """The whole number that decimal ``text`` with a point or an exponent writes (``2.0``,
     ``1e30``: :data:`FRACTIONAL`), exactly: ``int(float("1e30"))`` is 10**30 +
-    19,884,624,838,656, the nearest float's. For a reader that wants a whole number."""
-    return int(Decimal(text.strip().replace("_", "")))
+    19,884,624,838,656, the nearest float's. For a reader that wants a whole number: text
+    that is whole only as a float (``2.99999999999999999999``, which ``int(Decimal)`` cut to 2
+    while the float is 3.0) is :class:`NumberError` (:func:`not_whole_words`)."""
+    number = Decimal(text.strip().replace("_", ""))
+    if number != number.to_integral_value():
+        raise NumberError(not_whole_words(text.strip()))
+    return int(number)
+
+
+def whole_only_as_float(text: str) -> bool:
+    """Whether decimal ``text`` (:data:`FRACTIONAL`) reads as a whole float (``2.0``) but
+    writes a fraction, past a float's 16 digits (``1.99999999999999999999``): a field that
+    takes whole numbers took it as 2 without a word."""
+    value = float(text.replace("_", ""))
+    if not (math.isfinite(value) and value.is_integer()):
+        return False
+    number = Decimal(text.strip().replace("_", ""))
+    return number != number.to_integral_value()
+
+
+def not_whole_words(text: str) -> str:
+    """Why :func:`whole_only_as_float` text is refused where a whole number goes."""
+    return (f"{shown(text)} is not a whole number (only a float's 16 digits would round it to "
+            f"{_decimal(float(text.replace('_', '')))}); write the whole number meant")
 
 
 def misspelt(text: str) -> str | None:
@@ -205,5 +227,5 @@ def _decimal(number: float) -> str:
 
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
-           "exact_whole", "huge", "misspelt", "read_number", "shown", "underflow_words",
-           "underflows"]
+           "exact_whole", "huge", "misspelt", "not_whole_words", "read_number", "shown",
+           "underflow_words", "underflows", "whole_only_as_float"]

@@ -33,7 +33,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tiersim.errors import ScenarioError, TiersimError
-from tiersim.numbers import NumberError, misspelt, read_number
+from tiersim.numbers import NumberError, misspelt, not_whole_words, read_number
 from tiersim.scenario_checks import (
     READ_ONLY_WITH,
     UNLIKELY_AT,
@@ -91,6 +91,7 @@ from tiersim.scenario_yaml import (
     MAX_NODES,
     MODEL_KEYS,
     YAML_FIXES,
+    NearWhole,
     TooManyValues,
     _is_quoted,
     _reading,
@@ -112,11 +113,11 @@ __all__ = [
     "KVLevelConfig", "LimitsConfig", "Loc", "Name", "Scenario", "SchedulerConfig", "SloConfig",
     "SpeculativeConfig", "TierConfig", "TooManyValues", "TraceConfig", "boolean_problem",
     "check_layouts", "check_scenario", "check_size", "dump_yaml", "explain_errors", "file_keys",
-    "file_places", "format_loc", "key_path", "keys_given_as", "line_in", "line_of",
-    "load_scenario", "located", "misspelt_number", "model_places", "read_yaml", "read_yaml_value",
-    "refuse_non_map", "refuse_text_numbers", "resolve_file_ref", "resolve_model_ref",
-    "scenario_from_dict", "shown_name", "unread_scheduler_keys", "without_quotes",
-    "written_text",
+    "file_places", "format_loc", "key_path", "keys_given_as", "line_in", "line_of", "load_scenario",
+    "located", "misspelt_number", "model_places", "near_whole_number", "read_yaml",
+    "read_yaml_value", "refuse_non_map", "refuse_text_numbers", "resolve_file_ref",
+    "resolve_model_ref", "scenario_from_dict", "shown_name", "unread_scheduler_keys",
+    "without_quotes", "written_text",
 ]
 """The names callers import from here: this module's, and those of the modules the scenario
 code is split into (:mod:`tiersim.scenario_where`, :mod:`tiersim.scenario_yaml` ...),
@@ -340,6 +341,35 @@ def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     problem = misspelt_number(data)
     if problem is not None:
         raise ScenarioError(source, _where(problem[0], root), problem[1])
+    problem = near_whole_number(data)
+    if problem is not None:
+        raise ScenarioError(source, _where(problem[0], root), problem[1])
+
+
+def near_whole_number(data: Any) -> tuple[Loc, str] | None:
+    """Where the raw scenario ``data`` holds, for a field that takes only whole numbers, a
+    number whole only as a float (``replicas: 1.99999999999999999999``, which pydantic took as
+    2), and why; None if nowhere."""
+    where = _walk_fields(data, Scenario, (), lambda annotation, value, _: _near_whole(
+        annotation, value))
+    return None if where is None else (where, not_whole_words(_value_at(data, where).text))
+
+
+def _near_whole(annotation: Any, value: Any, sub: Loc = ()) -> Loc | None:
+    """Where ``value`` holds a :class:`~tiersim.scenario_yaml.NearWhole` (a number whole only
+    as a float) that ``annotation`` takes as a whole number only: ``()`` for ``value`` itself,
+    else the list index or mapping key under it; None if nowhere."""
+    kinds = _members(annotation)
+    if isinstance(value, NearWhole):
+        return sub if int in kinds and float not in kinds else None
+    items = (enumerate(value) if isinstance(value, list)
+             else value.items() if isinstance(value, dict) else ())
+    for i, item in items:
+        for kind in kinds:
+            found = _near_whole(_item_type(kind, value, i), item, (*sub, i))
+            if found is not None:
+                return found
+    return None
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:

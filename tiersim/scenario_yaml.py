@@ -23,7 +23,15 @@ from typing import Any
 import yaml
 
 from tiersim.errors import ScenarioError
-from tiersim.numbers import FRACTIONAL, MAX_INT_BITS, WHOLE, huge, underflow_words, underflows
+from tiersim.numbers import (
+    FRACTIONAL,
+    MAX_INT_BITS,
+    WHOLE,
+    huge,
+    underflow_words,
+    underflows,
+    whole_only_as_float,
+)
 from tiersim.scenario_where import _MERGE, Loc, _node_at, _short, _where, format_loc
 
 MAX_FILE_BYTES = 1_000_000
@@ -275,13 +283,28 @@ class _Underflow(float):
         return number
 
 
+class NearWhole(float):
+    """A decimal number in a scenario that is whole only as a float (``1.99999999999999999999``
+    reads as 2.0), written ``text``: a float field reads it as that float, and a field that
+    takes whole numbers refuses it (:func:`tiersim.scenario.refuse_text_numbers`; pydantic
+    took 2.0 as 2 without a word)."""
+
+    def __new__(cls, value: float, text: str = ""):
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     """A float as PyYAML reads it, but one that :func:`~tiersim.numbers.underflows` as an
-    :class:`_Underflow`."""
+    :class:`_Underflow`, and one whole only as a float as a :class:`NearWhole`."""
     text = str(loader.construct_scalar(node))
     if FRACTIONAL.match(text) and underflows(text.replace("_", "")):
         return _Underflow(text)
-    return yaml.SafeLoader.construct_yaml_float(loader, node)
+    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if FRACTIONAL.match(text) and whole_only_as_float(text):
+        return NearWhole(value, text)
+    return value
 
 
 class _Overlong(int):

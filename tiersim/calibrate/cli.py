@@ -117,7 +117,10 @@ def whole_number(text: str) -> int:
     if not number.is_integer():
         raise argparse.ArgumentTypeError("input should be a valid integer, got a number with "
                                          "a fractional part")
-    return exact_whole(text)
+    try:
+        return exact_whole(text)
+    except NumberError as err:  # 2.99999999999999999999: whole only as a float
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def real_number(text: str) -> float:

@@ -247,7 +247,10 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
         raise errors.BadParameter(str(err)) from None
     if kind is int and isinstance(text, str) and isinstance(number, float) \
             and number.is_integer():
-        number = exact_whole(text)
+        try:
+            number = exact_whole(text)
+        except NumberError as err:  # 2.99999999999999999999: whole only as a float
+            raise errors.BadParameter(str(err)) from None
     if kind is float and isinstance(number, int) and abs(number) > sys.float_info.max:
         raise errors.BadParameter(f"a whole number of {len(str(abs(number))):,} digits is "
                                   "beyond any setting")  # pydantic: 'a valid number'
