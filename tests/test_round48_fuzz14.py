@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_folder
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.cli import main
@@ -344,3 +345,36 @@ def test_a_scenario_whole_number_whole_only_as_a_float_is_refused(tmp_path, caps
                                                 "cost_per_gpu_hour: 2.99999999999999999999")))
     code, err = run_cli(capsys, "run", "s.yaml", "--no-baselines", "--no-report")
     assert code == 0, err
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A run folder of the tiny scenario, manifest and all (tests copy it and tamper with the
+    copy)."""
+    out = tmp_path_factory.mktemp("run") / "o"
+    assert main(["run", "tiny", "--out", str(out), "--no-report", "--no-baselines"]) == 0
+    return out
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("ttft_p99_s: 2.0", "ttft_p99_s: 0.001", "slo.ttft_p99_s 0.001 in scenario.yaml, 2.0"),
+    ("replicas: 1", "replicas: 3", "tier w4a16's replicas 3 in scenario.yaml, 1"),
+    ("precision: bf16", "precision: fp8", "tier bf16's precision 'fp8' in scenario.yaml, 'bf16'"),
+    ("gpu: H200", "gpu: B200", "gpu 'B200' in scenario.yaml, 'H200'"),
+])
+def test_a_run_folders_edited_scenario_settings_are_not_shown_as_its_provenance(
+        tiny_run, tmp_path, capsys, old, new, said):
+    """manifest.json vouches for summary.json, not scenario.yaml, and `tiersim report` checked
+    only the scenario's name, seed and tier names against the run: an SLO, a replica count, a
+    precision or the GPU edited in scenario.yaml was shown on the page as the run's provenance,
+    beside results made under the others. Each setting summary.json records is now checked."""
+    folder = tmp_path / "r"
+    copy_folder(tiny_run, folder)
+    text = (folder / "scenario.yaml").read_text()
+    assert old in text
+    (folder / "scenario.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
+                    f"({said} in summary.json, whose run manifest.json vouches for); put back "
+                    f"the scenario.yaml the run wrote, or rerun `tiersim run --out {folder}`")
+    assert not (folder / "report.html").exists()

@@ -11,6 +11,7 @@ refused. Every malformed file is a one-line error naming it.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -553,7 +554,22 @@ def _disagreements(run: RunResult, requests: pd.DataFrame | None,
     """The facts of :func:`_described` on which a file states another value than
     summary.json's, in order."""
     return [fact for fact in _described(run, requests, scenario)
-            if fact[2] is not None and fact[2] != fact[3]]
+            if fact[2] is not None and fact[3] is not None and not _same(fact[2], fact[3])]
+
+
+def _same(theirs: Any, ours: Any) -> bool:
+    """Whether a file's value of a fact is summary.json's: numbers to summary.json's ten
+    significant digits, GPU names without case (``h200`` is the catalogue's ``H200``)."""
+    if isinstance(theirs, bool) or isinstance(ours, bool):
+        return theirs == ours
+    if isinstance(theirs, int | float) and isinstance(ours, int | float):
+        try:
+            return math.isclose(theirs, ours, rel_tol=1e-9)
+        except OverflowError:  # a whole number past a float's range: only itself is the same
+            return theirs == ours
+    if isinstance(theirs, str) and isinstance(ours, str):
+        return theirs.strip().lower() == ours.strip().lower()
+    return theirs == ours
 
 
 def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str, Any] | None):
@@ -563,13 +579,46 @@ def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str
     tiers = doc.get("tiers") if isinstance(doc.get("tiers"), list) else None
     names = ([str(t.get("name")) for t in tiers if isinstance(t, dict)]
              if scenario is not None and tiers else None)
-    return [("scenario.yaml", "scenario", doc.get("name") if scenario is not None else None,
-             run.scenario),
-            ("scenario.yaml", "seed", doc.get("seed", 0) if scenario is not None else None,
-             run.seed),
-            ("scenario.yaml", "tiers", names, [t.name for t in run.tiers]),
-            ("requests.parquet", "requests", None if requests is None else len(requests),
-             run.requests)]
+    facts = [("scenario.yaml", "scenario", doc.get("name") if scenario is not None else None,
+              run.scenario),
+             ("scenario.yaml", "seed", doc.get("seed", 0) if scenario is not None else None,
+              run.seed),
+             ("scenario.yaml", "tiers", names, [t.name for t in run.tiers]),
+             ("requests.parquet", "requests", None if requests is None else len(requests),
+              run.requests)]
+    return facts[:3] + _settings_described(doc, run) + facts[3:]
+
+
+def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, str, Any, Any]]:
+    """The settings a run's scenario.yaml states that summary.json records too (the GPU, the
+    SLOs, each tier's precision and replicas), as :func:`_described`'s facts: the page shows
+    scenario.yaml as the run's provenance, and an edited SLO or replica count there was shown
+    beside results the run made under others."""
+    slo = doc.get("slo") if isinstance(doc.get("slo"), dict) else {}
+    facts = [("scenario.yaml", "gpu", _stated_text(doc.get("gpu")), run.gpu),
+             ("scenario.yaml", "slo.ttft_p99_s", _stated_number(slo.get("ttft_p99_s")),
+              run.slo_ttft_p99_s),
+             ("scenario.yaml", "slo.tpot_p99_s", _stated_number(slo.get("tpot_p99_s")),
+              run.slo_tpot_p99_s)]
+    tiers = {str(t.get("name")): t for t in doc.get("tiers") or []
+             if isinstance(doc.get("tiers"), list) and isinstance(t, dict)}
+    for tier in run.tiers:
+        written = tiers.get(tier.name, {})
+        facts += [("scenario.yaml", f"tier {tier.name}'s precision",
+                   _stated_text(written.get("precision")), tier.precision),
+                  ("scenario.yaml", f"tier {tier.name}'s replicas",
+                   _stated_number(written.get("replicas")), tier.replicas)]
+    return facts
+
+
+def _stated_text(value: Any) -> str | None:
+    """A setting that is text, else None (not stated)."""
+    return value if isinstance(value, str) else None
+
+
+def _stated_number(value: Any) -> float | None:
+    """A setting that is a number, else None (not stated)."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> ReportData:
