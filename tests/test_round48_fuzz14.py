@@ -378,3 +378,21 @@ def test_a_run_folders_edited_scenario_settings_are_not_shown_as_its_provenance(
                     f"({said} in summary.json, whose run manifest.json vouches for); put back "
                     f"the scenario.yaml the run wrote, or rerun `tiersim run --out {folder}`")
     assert not (folder / "report.html").exists()
+
+
+def test_arrivals_closer_than_a_microsecond_have_no_rate(tmp_path, capsys, monkeypatch):
+    """Four arrivals 1e-300 s apart read '1.33e+300 req/s' over their span (a --window as cut
+    to the trace's arrivals too): one instant to the simulated clock, whose finest step is a
+    microsecond. Over less than that no rate is read, as over a span of 0."""
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"request_id": [0, 1, 2, 3], "arrival_s": [0.0, 1e-300, 2e-300, 3e-300],
+                  "input_tokens": [100] * 4, "output_tokens": [10] * 4}).to_parquet("t.parquet")
+    capsys.readouterr()
+    assert main(["trace", "inspect", "t.parquet", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["span_s"], stats["rate_rps"], stats["rate_basis"]) == (3e-300, None, None)
+    assert main(["trace", "inspect", "t.parquet", "--json", "--window", "0", "1"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["window_cut"], stats["rate_rps"]) == ([0.0, 3e-300], None)

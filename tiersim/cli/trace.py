@@ -35,7 +35,7 @@ from tiersim.trace.loader import (
     read_trace,
 )
 from tiersim.trace.source import names_and_raw
-from tiersim.trace.stats import trace_stats
+from tiersim.trace.stats import MIN_RATE_SPAN_S, trace_stats
 
 trace_app = typer.Typer(help="Inspect request traces.", no_args_is_help=True)
 
@@ -118,11 +118,11 @@ def _check_options(window, time_scale: float, format: str) -> None:
                            f"read over it; give a window at least {least:g} s long")
 
 
-MIN_WINDOW_S = 1e-6
-"""The shortest --window (replayed, so divided by --time-scale) whose rate is read: a
-microsecond, the finest step the simulated clock keeps over a trace's span (its arrivals are
-float64 seconds up to :data:`tiersim.trace.loader.MAX_SPAN_S`). A shorter one held a request
-or none, and one request over 1e-300 s read as 1e+300 requests/s."""
+MIN_WINDOW_S = MIN_RATE_SPAN_S
+"""The shortest --window (replayed, so divided by --time-scale) whose rate is read
+(:data:`tiersim.trace.stats.MIN_RATE_SPAN_S`: a microsecond, the finest step the simulated
+clock keeps over a trace's span). A shorter one held a request or none, and one request over
+1e-300 s read as 1e+300 requests/s."""
 
 
 def _typed(value: float) -> str:

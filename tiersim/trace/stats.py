@@ -12,6 +12,11 @@ from tiersim.trace import canonical
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
 PERCENTILES = (50, 90, 99)
+MIN_RATE_SPAN_S = 1e-6
+"""The shortest time a rate is read over (a span, or ``tiersim trace inspect --window`` as
+cut to the trace's arrivals): a microsecond, the finest step the simulated clock keeps over a
+trace's span. Over less, the rows are one instant to the clock and no rate is measured
+(arrivals 1e-300 s apart read as 1.3e+300 requests/s)."""
 
 
 def trace_stats(df: pd.DataFrame, window_s: float | None = None,
@@ -21,7 +26,8 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None,
     ``span_s`` = last - first arrival; ``rate_rps`` = rows / ``window_s`` when the table is a
     window of that many seconds (``rate_basis`` "window"), else rows / span_s (``rate_basis``
     "span"); ``tiersim trace inspect`` gives a window cut to the trace's first and last
-    arrival, so no empty time before or after the trace is counted.
+    arrival, so no empty time before or after the trace is counted; over less than
+    :data:`MIN_RATE_SPAN_S` no rate is read (None).
     ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std;
     1 for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
     interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the share of
@@ -39,7 +45,8 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None,
     stats.update(_timing(t))
     if t is not None and window_s is not None:
         stats.update(window_s=window_s, rate_basis="window",
-                     rate_rps=_finite(len(t) / window_s) if window_s > 0 else None)
+                     rate_rps=_finite(len(t) / window_s) if window_s >= MIN_RATE_SPAN_S
+                     else None)
     for col in ("input_tokens", "output_tokens"):
         stats[col] = _token_stats(df[col].to_numpy())
     if "prefix_hashes" in df:
@@ -55,7 +62,7 @@ def _timing(t: np.ndarray | None) -> dict:
     span = float(t[-1] - t[0])
     out["span_s"] = span
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        out["rate_rps"] = _finite(len(t) / span) if span > 0 else None
+        out["rate_rps"] = _finite(len(t) / span) if span >= MIN_RATE_SPAN_S else None
         out["rate_basis"] = "span" if out["rate_rps"] is not None else None
         gaps = np.diff(t)
         mean = gaps.mean() if len(gaps) >= 2 else None
