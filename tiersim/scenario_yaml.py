@@ -295,6 +295,12 @@ class NearWhole(float):
         return number
 
 
+yaml.SafeDumper.add_representer(NearWhole, yaml.SafeDumper.represent_float)
+"""A :class:`NearWhole` a float field keeps is written as the float it reads as
+(``yaml.safe_dump``, :func:`dump_yaml`: a sweep point's scenario, the report's copy), which
+PyYAML's safe dumper refused as 'cannot represent an object'."""
+
+
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     """A float as PyYAML reads it, but one that :func:`~tiersim.numbers.underflows` as an
     :class:`_Underflow`, and one whole only as a float as a :class:`NearWhole`."""
