@@ -396,3 +396,23 @@ def test_arrivals_closer_than_a_microsecond_have_no_rate(tmp_path, capsys, monke
     assert main(["trace", "inspect", "t.parquet", "--json", "--window", "0", "1"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert (stats["window_cut"], stats["rate_rps"]) == ([0.0, 3e-300], None)
+
+
+def test_a_float_written_past_a_floats_digits_runs_and_is_written_as_its_float(
+        tmp_path, capsys, monkeypatch):
+    """A float field keeps ``2.99999999999999999999`` as the float 3.0 it reads as (only whole
+    number fields refuse it); the sweep writing its points' scenarios failed on it ('cannot
+    represent an object') while the value was marked for those checks. It runs, and each copy
+    of the scenario writes 3.0."""
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(extra="sweep:\n  tiers.bf16.cost_per_gpu_hour: "
+                                                     "[2.99999999999999999999, 3.5]\n"))
+    code, err = run_cli(capsys, "sweep", "s.yaml", "-o", "o", "-w", "1", "--no-baselines",
+                        "--no-report")
+    assert code == 0, err
+    table = pd.read_parquet(tmp_path / "o" / "sweep.parquet")
+    assert table["tiers.bf16.cost_per_gpu_hour"].tolist() == [3.0, 3.5]
+    assert "- 3.0\n" in (tmp_path / "o" / "scenario.yaml").read_text()
+    assert run_cli(capsys, "report", "o")[0] == 0
