@@ -187,3 +187,17 @@ def tiny_short(tmp_path) -> Path:
     doc["trace"]["window"] = [240, 270]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
+
+
+@pytest.fixture
+def calibration_file(tmp_path, monkeypatch):
+    """The path of a roofline calibration file a run reads in place of the shipped one (not
+    written yet; the cache of the shipped one cleared before and after)."""
+    from tiersim.perf import roofline_calibration as rc
+
+    path = tmp_path / "cal" / "roofline_calibration.json"
+    path.parent.mkdir()
+    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
+    rc.shipped.cache_clear()
+    yield path
+    rc.shipped.cache_clear()

@@ -26,18 +26,6 @@ def edited(change) -> str:
     return json.dumps(document)
 
 
-@pytest.fixture
-def calibration_file(tmp_path, monkeypatch):
-    """A copy of the calibration a run reads in place of the shipped one (the cache cleared
-    before and after)."""
-    path = tmp_path / "cal" / "roofline_calibration.json"
-    path.parent.mkdir()
-    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
-    rc.shipped.cache_clear()
-    yield path
-    rc.shipped.cache_clear()
-
-
 CALIBRATIONS = {
     # tracebacks mid-run (TypeError, numpy's DTypePromotionError), on an FP8 tier
     "a factor of null": (edited(lambda d: d["moe"]["fp8"].update(factor=None)),

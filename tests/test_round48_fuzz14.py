@@ -155,18 +155,6 @@ def test_a_scenario_number_reads_by_the_flags_rule(tmp_path, capsys, monkeypatch
 SHIPPED_CALIBRATION = json.loads(rc.CALIBRATION_FILE.read_text())
 
 
-@pytest.fixture
-def calibration_file(tmp_path, monkeypatch):
-    """A copy of the roofline calibration a run reads in place of the shipped one (the cache
-    cleared before and after)."""
-    path = tmp_path / "cal" / "roofline_calibration.json"
-    path.parent.mkdir()
-    monkeypatch.setattr(rc, "CALIBRATION_FILE", path)
-    rc.shipped.cache_clear()
-    yield path
-    rc.shipped.cache_clear()
-
-
 CAL_FIX = ("reinstall tiersim, or rewrite it with python benchmarks/roofline_ratios.py --write "
            "in tiersim's source repository")
 
