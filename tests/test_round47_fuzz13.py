@@ -88,13 +88,20 @@ def test_a_hand_edited_calibration_is_one_line_naming_the_fix(tmp_path, capsys, 
     it made of them (a factor of 0 priced a tier at inf USD a request). The JSON and profile
     readers' lines named no fix. Each is now one line naming the file, the place and the fix,
     and the run's --out folder is not made."""
+    line = fp8_run_on(text, tmp_path, capsys, monkeypatch, calibration_file)
+    assert line == f"Error: {calibration_file}: {said}; {FIX}"
+
+
+def fp8_run_on(text: str, tmp_path, capsys, monkeypatch, calibration_file) -> str:
+    """The one error line of ``tiny.yaml`` with an FP8 tier run on calibration file ``text``
+    (checked to leave no --out folder)."""
     monkeypatch.chdir(tmp_path)
     calibration_file.write_text(text)
     (tmp_path / "s.yaml").write_text(tiny_with(("precision: w4a16", "precision: fp8")))
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
                                    "--no-report"))
-    assert line == f"Error: {calibration_file}: {said}; {FIX}"
     assert not (tmp_path / "o").exists()
+    return line
 
 
 @pytest.mark.parametrize("command", [["plan"], ["sweep"], ["disagg", "--tier", "bf16"]],

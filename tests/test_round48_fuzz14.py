@@ -8,6 +8,7 @@ import json
 import pytest
 from conftest import copy_folder
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
+from test_round47_fuzz13 import fp8_run_on
 
 from tiersim.cli import main
 from tiersim.errors import yaml_written
@@ -176,13 +177,8 @@ def test_a_calibration_compute_dtype_the_gpu_contradicts_is_refused(
     catalogue says the format computes in on its source GPU: one line with the fix."""
     doc = json.loads(json.dumps(SHIPPED_CALIBRATION))
     doc["compute"][fmt] = written
-    calibration_file.write_text(json.dumps(doc))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "s.yaml").write_text(tiny_with(("precision: w4a16", "precision: fp8")))
-    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
-                                   "--no-report"))
+    line = fp8_run_on(json.dumps(doc), tmp_path, capsys, monkeypatch, calibration_file)
     assert line == f"Error: {calibration_file}: {said}; {CAL_FIX}"
-    assert not (tmp_path / "o").exists()
 
 
 UNDERFLOW = ("is nearer 0 than any number tiersim holds (the least is about 5e-324), so it would "
