@@ -37,3 +37,30 @@ def test_an_unreachable_router_floor_note_does_not_say_the_run_misses_it(tmp_pat
     assert "reported missed" not in err
     router = json.loads((out / "summary.json").read_text())["router"]
     assert router["accuracy"] == 0.95 and router["floor_met"] is True
+
+
+def test_disagg_does_not_note_a_lone_prefill_replica_of_a_split_it_tried(tmp_path, capsys):
+    """`tiersim disagg` tries every split, 1P 2D among them, of a tier that names a balancer.
+    The run of that split noted 'balancer least_tokens picks one of the tier's prefill replicas
+    ..., and it has one (disaggregation.prefill_replicas 1), so the key changes nothing; give
+    the tier more prefill replicas, or remove the key', of a setting the scenario never wrote
+    (it has no disaggregation block) and of a key the 2P 1D split reads. `tiersim run` of that
+    split, written in the scenario, still notes it."""
+    path = tmp_path / "s.yaml"
+    body = (f"name: t\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\n"
+            f"trace: {{path: {TRACE}, window: [240, 300]}}\ntiers:\n"
+            "  - {name: bf16, precision: bf16, replicas: 3, cost_per_gpu_hour: 3.5, "
+            "balancer: least_tokens%s}\n")
+    path.write_text(body % "")
+    capsys.readouterr()
+    assert main(["disagg", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "       1P 2D " in out and "       2P 1D " in out
+    assert "picks one of the tier's prefill replicas" not in err
+    path.write_text(body % ", disaggregation: {prefill_replicas: 1, decode_replicas: 2}")
+    assert main(["run", str(path), "--no-baselines", "--no-report",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert ("note: tier bf16: balancer least_tokens picks one of the tier's prefill replicas "
+            "for each request (its decode replicas by least outstanding tokens), and it has one "
+            "(disaggregation.prefill_replicas 1), so the key changes nothing; give the tier more "
+            "prefill replicas, or remove the key\n") in capsys.readouterr().err
