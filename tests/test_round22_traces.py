@@ -68,8 +68,9 @@ def test_a_misnamed_arrival_column_is_named_not_taken_for_lengths(tmp_path, caps
         f"Error: {path}: has token lengths but no arrival times: no column is named arrival_s, "
         f"but column {shown} (arrival_s?) may hold them; rename it arrival_s (seconds from the "
         "trace's start) to replay the file as a trace, or use it with synthetic arrivals: "
-        "tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
-        "rate_rps, rng)")
+        "write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
+        "rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
+        "scenario's trace.path")
     capsys.readouterr()
     assert main(["trace", "inspect", str(path), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)

@@ -64,3 +64,39 @@ def test_disagg_does_not_note_a_lone_prefill_replica_of_a_split_it_tried(tmp_pat
             "for each request (its decode replicas by least outstanding tokens), and it has one "
             "(disaggregation.prefill_replicas 1), so the key changes nothing; give the tier more "
             "prefill replicas, or remove the key\n") in capsys.readouterr().err
+
+
+def test_a_length_only_trace_error_gives_a_recipe_a_scenario_can_run(tmp_path, capsys):
+    """A planner who names ShareGPT's token lengths as a trace was told to 'use it with synthetic
+    arrivals: tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path),
+    rate_rps, rng)', a table in memory a scenario cannot name, with an `rng` of no stated kind.
+    The line now says to write it to a file and name the file as trace.path; done as written,
+    the scenario runs."""
+    import numpy
+    import pandas as pd
+
+    import tiersim.trace
+    import tiersim.workload.synthetic
+
+    lengths = tmp_path / "lengths.csv"
+    pd.DataFrame({"num_prefill_tokens": [300, 900, 40] * 20,
+                  "num_decode_tokens": [50, 20, 90] * 20}).to_csv(lengths, index=False)
+    path = tmp_path / "s.yaml"
+    body = ("name: t\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\ntrace: {path: %s}\n"
+            "tiers:\n  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n")
+    path.write_text(body % lengths.name)
+    capsys.readouterr()
+    assert main(["run", str(path), "--no-baselines", "--no-report"]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {lengths}: has token lengths but no arrival times; use it with synthetic "
+        "arrivals: write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths"
+        "(path), rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as "
+        "the scenario's trace.path\n")
+    file = tmp_path / "arrivals.parquet"
+    tiersim.workload.synthetic.poisson_arrivals(
+        tiersim.trace.load_lengths(lengths), 2.0, numpy.random.default_rng(0)).to_parquet(file)
+    path.write_text(body % file.name)
+    assert main(["run", str(path), "--no-baselines", "--no-report",
+                 "--out", str(tmp_path / "o")]) == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert (summary["requests"], summary["completed"]) == (60, 60)

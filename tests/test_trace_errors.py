@@ -69,8 +69,9 @@ CASES = {
     "length-only file": (
         "lengths.csv", "num_prefill_tokens,num_decode_tokens\n5,6\n",
         "has token lengths but no arrival times; use it with synthetic arrivals: "
-        "tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
-        "rate_rps, rng)"),
+        "write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
+        "rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
+        "scenario's trace.path"),
     "burstgpt negative response": (
         "burst.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
         "5,ChatGPT,472,-1,471,Conversation log\n",

@@ -55,8 +55,9 @@ TIME_SCALE_RANGE = (1e-3, 1e3)
 MAX_SPAN_S = 1e9
 """Longest span of arrival times accepted (about 31.7 years: more is a wrong time unit)."""
 
-LENGTHS_FIX = ("use it with synthetic arrivals: tiersim.workload.synthetic.poisson_arrivals"
-               "(tiersim.trace.load_lengths(path), rate_rps, rng)")
+LENGTHS_FIX = ("use it with synthetic arrivals: write tiersim.workload.synthetic.poisson_arrivals"
+               "(tiersim.trace.load_lengths(path), rate_rps, numpy.random.default_rng(seed))"
+               ".to_parquet(FILE) and name FILE as the scenario's trace.path")
 
 
 AGENTIC_DOC = "docs/agentic.md in tiersim's source repository"
