@@ -100,3 +100,41 @@ def test_a_length_only_trace_error_gives_a_recipe_a_scenario_can_run(tmp_path, c
                  "--out", str(tmp_path / "o")]) == 0
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert (summary["requests"], summary["completed"]) == (60, 60)
+
+
+def test_a_tier_of_its_own_config_path_is_named_by_its_folder_in_the_tier_tables(tmp_path,
+                                                                                capsys):
+    """A tier with its own model as a Hugging Face config path printed the whole path in the
+    console's tier cell (folded over nine lines for a path under a virtualenv's
+    site-packages) and in the report's per-tier table; they now name the folder (a
+    ``config.json``) or the file's stem, and the ``model of <tier>:`` line and summary.json
+    keep the path."""
+    from test_round38_new_models import LLAMA31_8B
+
+    from tiersim.results_parts import model_label
+
+    folder = tmp_path / "deep" / "site-packages" / "my-llama-8b"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(LLAMA31_8B))
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: t\nseed: 0\nmodel: Llama-3.1-70B\nprofile: null\n"
+                    f"trace: {{path: {TRACE}, window: [240, 300]}}\ntiers:\n"
+                    f"  - {{name: small, model: {folder / 'config.json'}, precision: bf16, "
+                    "replicas: 1, cost_per_gpu_hour: 3.5, accuracy: 0.8}\n"
+                    "  - {name: big, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5, "
+                    "accuracy: 0.9}\nrouter: {policy: static_split, fractions: [0.5, 0.5]}\n")
+    out = tmp_path / "o"
+    capsys.readouterr()
+    assert main(["run", str(path), "--no-baselines", "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    cells = [line.split("│")[1].strip() for line in console.splitlines()
+             if line.startswith("│ small") or line.startswith("│ (my-llama")]
+    assert cells == ["small", "(my-llama-8b)"]  # the cell, folded at the column's width
+    assert "site-packages" in console.split("model of small:")[1]  # the path, on its own line
+    page = (out / "report.html").read_text()
+    assert ">small (my-llama-8b)<" in page and f">small ({folder}" not in page
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tiers"]["small"]["model"] == str(folder / "config.json")
+    assert [model_label(m) for m in ("Llama-3.1-8B", "/a/b/nvidia--Llama-3.1-70B_config.json",
+                                     "/a/b/Qwen3-8B", "/a/b/Qwen3-8B/config.json")] == \
+        ["Llama-3.1-8B", "nvidia--Llama-3.1-70B_config", "Qwen3-8B", "Qwen3-8B"]

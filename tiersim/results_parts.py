@@ -8,9 +8,23 @@ Every name here is importable from :mod:`tiersim.results` as well.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from tiersim.results_figures import _fields, _unknown
+
+
+def model_label(model: str) -> str:
+    """A tier's own model in a table cell: a catalogue name as given, a Hugging Face config
+    file or folder by its name (the file's stem; a ``config.json`` by its folder's name), not
+    its whole path, which folded a cell over many lines; the ``model of <tier>:`` line and
+    ``summary.json`` keep the path."""
+    path = PurePath(model)
+    if len(path.parts) <= 1:
+        return model
+    if path.name == "config.json" and path.parent.name:
+        return path.parent.name
+    return path.stem if path.suffix == ".json" else path.name
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,12 @@ class TierResult:
     dropped: int | None = None
     prefill_replicas: int | None = None
     model_read: ModelRead | None = None
+
+    @property
+    def label(self) -> str:
+        """The tier as the tier tables name it: its name, with its own model where it names one
+        (:func:`model_label`)."""
+        return self.name if self.model is None else f"{self.name} ({model_label(self.model)})"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""

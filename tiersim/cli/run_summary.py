@@ -287,7 +287,7 @@ def tier_table(r: RunResult):
         table.add_column(col, no_wrap=True, min_width=len(col))
     for t in r.tiers:
         table.add_row(
-            t.name if t.model is None else f"{t.name} ({escaped(t.model)})", fmt(t.requests),
+            escaped(t.label), fmt(t.requests),
             fmt(t.share, " %", 100),
             fmt(t.ttft_p99_s, " s"), fmt(t.tpot_p99_s, " ms", 1e3),
             fmt(t.utilization, " %", 100), fmt(t.kv_peak_frac, " %", 100),

@@ -339,7 +339,7 @@ def run_headline(run: RunResult) -> str:
     out += "<h3>Per tier</h3>" + table(
         ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
          "KV peak", f"cost (USD, {run.cost_model})", "attributed (USD)"],
-        [[t.name if t.model is None else f"{t.name} ({t.model})", t.requests, percent(t.share),
+        [[t.label, t.requests, percent(t.share),
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
