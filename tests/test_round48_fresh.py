@@ -138,3 +138,28 @@ def test_a_tier_of_its_own_config_path_is_named_by_its_folder_in_the_tier_tables
     assert [model_label(m) for m in ("Llama-3.1-8B", "/a/b/nvidia--Llama-3.1-70B_config.json",
                                      "/a/b/Qwen3-8B", "/a/b/Qwen3-8B/config.json")] == \
         ["Llama-3.1-8B", "nvidia--Llama-3.1-70B_config", "Qwen3-8B", "Qwen3-8B"]
+
+
+def test_a_missed_slo_is_printed_at_the_digits_that_show_the_miss(tmp_path, capsys):
+    """A planner's fleet that missed its SLOs read "not comparable: this fleet misses its SLOs
+    (TTFT p99 2.151577072 s over its 2 s; TPOT p99 0.2050218332 s over its 0.1 s)", ten digits
+    where `tiersim plan` prints the same miss as "ttft_p99_s 2.15 vs limit 2". The p99 is now
+    printed at 3 digits, more only where 3 would print it as the SLO (tests/
+    test_slo_miss_named.py). Figures of the calibrated roofline on two minutes of the code
+    trace (one BF16 replica of Qwen3-Coder-30B-A3B)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: t\nseed: 0\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\n"
+                    f"trace: {{path: {TRACE}, window: [240, 360]}}\ntiers:\n"
+                    "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+                    "slo: {ttft_p99_s: 0.2, tpot_p99_s: 0.01}\n")
+    out = tmp_path / "o"
+    capsys.readouterr()
+    assert main(["run", str(path), "--no-baselines", "--out", str(out)]) == 0
+    console = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    summary = json.loads((out / "summary.json").read_text())
+    ttft, tpot = summary["ttft_p99_s"], summary["tpot_p99_s"]
+    assert (f"{ttft:.10g}", f"{tpot:.10g}") == ("0.3340730605", "0.07823767421")
+    words = "this fleet misses its SLOs (TTFT p99 0.334 s over its 0.2 s; TPOT p99 0.0782 s " \
+            "over its 0.01 s)"
+    assert words in console
+    assert f"not comparable: {words}" in (out / "report.html").read_text()
