@@ -595,13 +595,13 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
     scenario.yaml as the run's provenance, and an edited SLO or replica count there was shown
     beside results the run made under others."""
     slo = doc.get("slo") if isinstance(doc.get("slo"), dict) else {}
-    facts = [("scenario.yaml", "gpu", _stated_text(doc.get("gpu")), run.gpu),
+    facts = [("scenario.yaml", "gpu", _stated_gpu(doc.get("gpu")), run.gpu),
              ("scenario.yaml", "slo.ttft_p99_s", _stated_number(slo.get("ttft_p99_s")),
               run.slo_ttft_p99_s),
              ("scenario.yaml", "slo.tpot_p99_s", _stated_number(slo.get("tpot_p99_s")),
               run.slo_tpot_p99_s)]
-    tiers = {str(t.get("name")): t for t in doc.get("tiers") or []
-             if isinstance(doc.get("tiers"), list) and isinstance(t, dict)}
+    listed = doc.get("tiers") if isinstance(doc.get("tiers"), list) else []  # tiers: 5
+    tiers = {str(t.get("name")): t for t in listed if isinstance(t, dict)}
     for tier in run.tiers:
         written = tiers.get(tier.name, {})
         facts += [("scenario.yaml", f"tier {tier.name}'s precision",
@@ -614,6 +614,18 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
 def _stated_text(value: Any) -> str | None:
     """A setting that is text, else None (not stated)."""
     return value if isinstance(value, str) else None
+
+
+def _stated_gpu(value: Any) -> str | None:
+    """A GPU setting by the catalogue's name for it (``H200-SXM`` and ``h200`` are the
+    ``H200`` a run records, as the scenario reads them), else as written; None if not text."""
+    from tiersim.hardware import get_gpu
+
+    text = _stated_text(value)
+    try:
+        return None if text is None else get_gpu(text).name
+    except TiersimError:  # no catalogue GPU: compared as written
+        return text
 
 
 def _stated_number(value: Any) -> float | None:
