@@ -34,9 +34,10 @@ def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
 
 def _gpu_count(text: str) -> int:
     """One ``--gpus-per-replica`` value, read as every number flag is (``2``; ``1e3`` is 1000)
-    and whole; a misspelt one (``010``) is refused with the number to write, other text with
-    ValueError."""
-    from tiersim.numbers import NumberError, misspelt, read_number
+    and whole; a misspelt one (``010``) is refused with the number to write, and so is one
+    whole only to a float's 16 digits (``0.99999999999999999999``, which planned 1 GPU per
+    replica, as every other whole-number flag refuses it), other text with ValueError."""
+    from tiersim.numbers import NumberError, exact_whole, misspelt, read_number
 
     try:
         number = read_number(text)
@@ -47,6 +48,11 @@ def _gpu_count(text: str) -> int:
         raise
     if not float(number).is_integer():
         raise ValueError(text)
+    if isinstance(number, float):
+        try:
+            return exact_whole(text)
+        except NumberError as err:
+            raise TiersimError(f"--gpus-per-replica: {err}") from None
     return int(number)
 
 
