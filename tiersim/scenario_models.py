@@ -108,7 +108,8 @@ class TraceConfig(_Strict):
         """Refuse a window whose start is not at or after 0 and before its end, at the window's
         own key and line (it was named at ``trace:``'s, its numbers as floats: 360.0)."""
         if window is not None and not 0 <= window[0] < window[1]:
-            shown = ", ".join(str(int(v)) if v.is_integer() else repr(v) for v in window)
+            shown = ", ".join(str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+                              for v in window)  # 1e300 as 1e+300, not its 301 digits
             raise ValueError(f"must be [start_s, end_s] with 0 <= start < end (got [{shown}])")
         return window
 
