@@ -295,6 +295,13 @@ def _check_moe_and_compute(raw: dict[str, Any]) -> None:
             raise _bad(f"compute.{fmt}", f"must be {computes!r}, the dtype "
                        f"{PRECISIONS[fmt].label} computes in on {gpu.name} (tiersim's GPU "
                        f"catalogue), where the factors were set (got {_said(dtype)})")
+    factored = sorted((set(raw.get("gemm", {})) | set(raw.get("moe", {})))
+                      - set(raw.get("compute", {})))
+    if factored:  # Calibration.applies compares None with the GPU's dtype: never applied
+        fmt = factored[0]
+        raise _bad("compute", f"names no dtype for {fmt}, whose factors then never apply; "
+                   f"add \"{fmt}\": \"{PRECISIONS[fmt].compute_dtype_on(gpu)}\", the dtype "
+                   f"{PRECISIONS[fmt].label} computes in on {gpu.name}")
 
 
 def _check_paths(raw: dict[str, Any]) -> None:
