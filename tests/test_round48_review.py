@@ -1,0 +1,109 @@
+"""Round 48's review: what the round's hardening missed (each test says what failed before)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import copy_folder
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
+from test_round47_fuzz13 import fp8_run_on
+from test_round48_fuzz14 import CAL_FIX, SHIPPED_CALIBRATION
+
+from tiersim.cli import main
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A run folder of the tiny scenario, manifest and all (tests copy it and tamper with the
+    copy)."""
+    out = tmp_path_factory.mktemp("run") / "o"
+    assert main(["run", "tiny", "--out", str(out), "--no-report", "--no-baselines"]) == 0
+    return out
+
+
+def edited_copy(tiny_run, tmp_path, old: str, new: str):
+    """A copy of the tiny run folder whose scenario.yaml has ``old`` replaced by ``new``."""
+    folder = copy_folder(tiny_run, tmp_path / "r")
+    text = (folder / "scenario.yaml").read_text()
+    assert old in text
+    (folder / "scenario.yaml").write_text(text.replace(old, new, 1))
+    return folder
+
+
+def test_a_run_folders_scenario_whose_tiers_are_no_list_is_no_traceback(tiny_run, tmp_path,
+                                                                       capsys):
+    """A hand-edited ``tiers: 5`` in a run folder's scenario.yaml was a TypeError traceback
+    ('int' object is not iterable) in the check of each tier's precision and replicas; the
+    report was written before that check. It states no tier's settings, so nothing disagrees."""
+    folder = edited_copy(tiny_run, tmp_path, "tiers:", "tiers: 5\nxtiers:")
+    code, err = run_cli(capsys, "report", folder)
+    assert (code, "Traceback" in err) == (0, False), err
+    assert (folder / "report.html").is_file()
+
+
+@pytest.mark.parametrize("gpu", ["H200-SXM", "h200_sxm", "' h200 '"])
+def test_a_run_folders_gpu_spelt_as_another_name_of_the_same_gpu_is_the_same(
+        tiny_run, tmp_path, capsys, gpu):
+    """``gpu: H200-SXM`` in a run folder's scenario.yaml was refused as another run ('gpu
+    'H200-SXM' in scenario.yaml, 'H200' in summary.json'): it is the H200 a scenario reads it
+    as (the catalogue's aliases), so only case was forgiven, not the catalogue's other names."""
+    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", f"gpu: {gpu}")
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
+
+
+def test_a_run_folders_other_gpu_is_named_by_its_catalogue_name(tiny_run, tmp_path, capsys):
+    """Another GPU under an alias is still another run."""
+    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", "gpu: h100-sxm")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
+                    "(gpu 'H100' in scenario.yaml, 'H200' in summary.json, whose run "
+                    "manifest.json vouches for); put back the scenario.yaml the run wrote, or "
+                    f"rerun `tiersim run --out {folder}`")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("0.99999999999999999999", "0.99999999999999999999 is not a whole number (only a float's "
+                               "16 digits would round it to 1); write the whole number meant"),
+    ("1,2.00000000000000000001", "2.00000000000000000001 is not a whole number (only a "
+                                 "float's 16 digits would round it to 2); write the whole "
+                                 "number meant"),
+])
+def test_plan_gpus_per_replica_whole_only_as_a_float_is_refused(tmp_path, capsys, monkeypatch,
+                                                                value, said):
+    """``tiersim plan --gpus-per-replica 0.99999999999999999999`` planned 1 GPU per replica
+    without a word: the round refused such text in every other whole-number flag, --choose
+    and scenarios, but this flag reads its list by itself (``int(float)``). Nothing is made."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with())
+    line = one_error_line(*run_cli(capsys, "plan", "s.yaml", "-o", "o", "--no-report",
+                                   "--gpus-per-replica", value))
+    assert line == f"Error: --gpus-per-replica: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+def test_a_huge_window_out_of_order_is_not_written_out_in_digits(tmp_path, capsys,
+                                                                 monkeypatch):
+    """``window: [1e300, 1e299]`` was quoted as its 301 digits, cut at the line's end
+    ('got [10000000000000000525047602552044202487044685811081591549158541...'); a whole float
+    past a float's 16 digits is written as Python writes it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with(("window: [240, 360]", "window: [1e300, 1e299]")))
+    assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
+        "Error: s.yaml: line 11: trace.window: must be [start_s, end_s] with 0 <= start < end "
+        "(got [1e+300, 1e+299])")
+
+
+def test_a_calibration_format_with_factors_and_no_compute_dtype_is_refused(
+        tmp_path, capsys, monkeypatch, calibration_file):
+    """The round refused ``compute.fp8: "bf16"`` (FP8's factors silently off), but a file with
+    no ``compute.fp8`` at all turned them off the same way: Calibration.applies compared None
+    with FP8's dtype, and every FP8 tier ran on the bare roofline with the calibrated
+    roofline's fidelity record. A format with factors and no dtype is one line with the fix."""
+    doc = json.loads(json.dumps(SHIPPED_CALIBRATION))
+    del doc["compute"]["fp8"]
+    line = fp8_run_on(json.dumps(doc), tmp_path, capsys, monkeypatch, calibration_file)
+    assert line == (f"Error: {calibration_file}: compute: names no dtype for fp8, whose factors "
+                    "then never apply; add \"fp8\": \"fp8\", the dtype FP8 computes in on H200; "
+                    f"{CAL_FIX}")
