@@ -107,3 +107,17 @@ def test_a_calibration_format_with_factors_and_no_compute_dtype_is_refused(
     assert line == (f"Error: {calibration_file}: compute: names no dtype for fp8, whose factors "
                     "then never apply; add \"fp8\": \"fp8\", the dtype FP8 computes in on H200; "
                     f"{CAL_FIX}")
+
+
+def test_a_folder_whose_summary_keeps_the_gpu_as_written_is_one_run(tiny_run, tmp_path,
+                                                                    capsys):
+    """A summary.json written before tiersim kept the catalogue's GPU name holds the text the
+    scenario wrote (``H200_SXM``), as its scenario.yaml does: comparing only scenario.yaml's
+    by the catalogue's name refused such a folder as another run."""
+    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", "gpu: H200_SXM")
+    (folder / "manifest.json").unlink()  # the summary is edited: no manifest vouches for it
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["gpu"] = "H200_SXM"
+    (folder / "summary.json").write_text(json.dumps(summary))
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err

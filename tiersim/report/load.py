@@ -595,7 +595,7 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
     scenario.yaml as the run's provenance, and an edited SLO or replica count there was shown
     beside results the run made under others."""
     slo = doc.get("slo") if isinstance(doc.get("slo"), dict) else {}
-    facts = [("scenario.yaml", "gpu", _stated_gpu(doc.get("gpu")), run.gpu),
+    facts = [("scenario.yaml", "gpu", _stated_gpu(doc.get("gpu")), _stated_gpu(run.gpu)),
              ("scenario.yaml", "slo.ttft_p99_s", _stated_number(slo.get("ttft_p99_s")),
               run.slo_ttft_p99_s),
              ("scenario.yaml", "slo.tpot_p99_s", _stated_number(slo.get("tpot_p99_s")),
@@ -618,7 +618,8 @@ def _stated_text(value: Any) -> str | None:
 
 def _stated_gpu(value: Any) -> str | None:
     """A GPU setting by the catalogue's name for it (``H200-SXM`` and ``h200`` are the
-    ``H200`` a run records, as the scenario reads them), else as written; None if not text."""
+    ``H200`` a run records, as the scenario reads them; a summary.json written before
+    tiersim kept that name holds the text as written), else as written; None if not text."""
     from tiersim.hardware import get_gpu
 
     text = _stated_text(value)
