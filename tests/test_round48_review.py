@@ -121,3 +121,18 @@ def test_a_folder_whose_summary_keeps_the_gpu_as_written_is_one_run(tiny_run, tm
     (folder / "summary.json").write_text(json.dumps(summary))
     code, err = run_cli(capsys, "report", folder)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(("value", "got"), [("true", "true"), ("null", "null"), ("~", "null")])
+def test_a_sweeps_max_sweep_points_is_quoted_as_yaml_writes_it(tmp_path, capsys, monkeypatch,
+                                                               value, got):
+    """The round spelt a sweep's values as YAML writes them (true, null), but the sweep's own
+    read of ``limits.max_sweep_points`` still quoted Python's: 'must be a whole number >= 1
+    (got True)' for ``max_sweep_points: true``."""
+    monkeypatch.chdir(tmp_path)
+    text = tiny_with(extra=f"limits:\n  max_sweep_points: {value}\nsweep:\n  seed: [1, 2]\n")
+    (tmp_path / "s.yaml").write_text(text)
+    line = len(text.splitlines()) - 2
+    assert one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o")) == (
+        f"Error: s.yaml: line {line}: limits.max_sweep_points: must be a whole number >= 1 "
+        f"(got {got})")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import ScenarioError, shown
+from tiersim.errors import ScenarioError, shown_yaml
 from tiersim.input_files import input_files
 from tiersim.sweep import axes as ax
 from tiersim.sweep.points import Validator
@@ -63,10 +63,10 @@ def max_points_of(base: dict[str, Any], source: str) -> int:
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ScenarioError(source, "limits.max_sweep_points", f"must be a whole number >= 1 "
-                            f"(got {shown(value, 80)})")
+                            f"(got {shown_yaml(value, 80)})")
     if value > ax.MAX_GRID_POINTS:  # as the scenario check says it: no sweep holds more
         raise ScenarioError(source, "limits.max_sweep_points", f"must be <= "
-                            f"{ax.MAX_GRID_POINTS} (got {shown(value, 80)})")
+                            f"{ax.MAX_GRID_POINTS} (got {shown_yaml(value, 80)})")
     return value
 
 
