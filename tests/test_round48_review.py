@@ -136,3 +136,17 @@ def test_a_sweeps_max_sweep_points_is_quoted_as_yaml_writes_it(tmp_path, capsys,
     assert one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o")) == (
         f"Error: s.yaml: line {line}: limits.max_sweep_points: must be a whole number >= 1 "
         f"(got {got})")
+
+
+def test_an_accuracy_table_without_its_keys_is_quoted_as_yaml_writes_it(tmp_path, capsys,
+                                                                         monkeypatch):
+    """``accuracy: {easy: 0.9, medium: 0.8}`` was quoted as Python writes a dict ('got
+    {'easy': 0.9, 'medium': 0.8}'), after the round spelt the scenario's other 'got' values
+    as YAML."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with((
+        "cost_per_gpu_hour: 3.50\n  - name: bf16",
+        "cost_per_gpu_hour: 3.50\n    accuracy: {easy: 0.9, medium: 0.8}\n  - name: bf16")))
+    assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
+        "Error: s.yaml: line 18: tiers[0].accuracy: table needs keys easy and hard (optional "
+        "hopeless); got {easy: 0.9, medium: 0.8}")

@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import Note, ScenarioError
+from tiersim.errors import Note, ScenarioError, shown_yaml
 from tiersim.routing.config import DifficultyConfig, WorkloadQualityConfig
 from tiersim.routing.priors import relative_accuracy
 from tiersim.routing.roots import brentq
@@ -144,8 +144,8 @@ def tier_target(tier: TierInfo, index: int, cfg: DifficultyConfig, ceiling: floa
         unknown = set(spec) - set(dif.CLASS_NAMES)
         if unknown or not {"easy", "hard"} <= set(spec):
             raise ScenarioError(
-                source, where, f"table needs keys easy and hard (optional hopeless); got {spec}"
-            )
+                source, where, "table needs keys easy and hard (optional hopeless); got "
+                f"{shown_yaml(spec, 80)}")
         bad = next((k for k, v in spec.items() if not 0.0 <= v <= 1.0), None)
         if bad is not None:
             raise ScenarioError(source, f"{where}.{bad}", f"an accuracy is in [0, 1] (got "
