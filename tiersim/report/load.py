@@ -525,16 +525,18 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
                   scenario: dict[str, Any] | None) -> None:
     """Without a manifest, nothing proves a run folder's files are one run's: refuse when
     summary.json and scenario.yaml or requests.parquet disagree on what they describe (the
-    scenario's name, seed or tiers; the request count), and note that nothing stronger checked
+    scenario's name, seed, GPU, SLOs or tiers, their precision and replicas; the request
+    count), and note that nothing stronger checked
     them (a copied-in file from a run of the same scenario passes)."""
     for file, what, theirs, ours in _disagreements(run, requests, scenario)[:1]:
         raise TiersimError(f"{directory}: summary.json and {file} describe different runs "
                            f"({what} {ours!r} in summary.json, {theirs!r} in {file}) and "
                            "there is no manifest.json to tell which is right; rerun "
                            f"`tiersim run --out {directory}` to write one run's files")
-    warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, tiers and "
-                  "request count show that its files come from one run; rerun `tiersim run` "
-                  "into it for a checked folder", Note, stacklevel=3)
+    warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, GPU, "
+                  "SLOs, tiers (their precision and replicas) and request count show that its "
+                  "files come from one run; rerun `tiersim run` into it for a checked folder",
+                  Note, stacklevel=3)
 
 
 def check_scenario_of_run(directory: Path, run: RunResult,
