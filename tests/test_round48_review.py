@@ -150,3 +150,31 @@ def test_an_accuracy_table_without_its_keys_is_quoted_as_yaml_writes_it(tmp_path
     assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
         "Error: s.yaml: line 18: tiers[0].accuracy: table needs keys easy and hard (optional "
         "hopeless); got {easy: 0.9, medium: 0.8}")
+
+
+def test_a_run_folders_scenario_name_in_another_case_is_another_run(tiny_run, tmp_path, capsys):
+    """The round compared every text fact without case to forgive ``h200``, which let a
+    scenario.yaml of scenario 'TINY' pass as the run of 'tiny' (before the round, names were
+    compared exactly); the GPU and the formats are now compared as the scenario reads them,
+    other text exactly."""
+    folder = edited_copy(tiny_run, tmp_path, "name: tiny", "name: TINY")
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
+                    "(scenario 'TINY' in scenario.yaml, 'tiny' in summary.json, whose run "
+                    "manifest.json vouches for); put back the scenario.yaml the run wrote, or "
+                    f"rerun `tiersim run --out {folder}`")
+
+
+@pytest.mark.parametrize("summary_says", ["bf16", " BF16"], ids=["now", "older"])
+def test_a_run_folders_format_spelt_as_the_scenario_reads_it_is_the_same(
+        tiny_run, tmp_path, capsys, summary_says):
+    """``precision: ' BF16'`` is the bf16 a scenario reads; a summary.json written before
+    tiersim kept one spelling holds it as written (no manifest then vouches for it)."""
+    folder = edited_copy(tiny_run, tmp_path, "precision: bf16", "precision: ' BF16'")
+    summary = json.loads((folder / "summary.json").read_text())
+    if summary_says != "bf16":
+        (folder / "manifest.json").unlink()
+        summary["tiers"]["bf16"]["precision"] = summary_says
+        (folder / "summary.json").write_text(json.dumps(summary))
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err

@@ -561,7 +561,8 @@ def _disagreements(run: RunResult, requests: pd.DataFrame | None,
 
 def _same(theirs: Any, ours: Any) -> bool:
     """Whether a file's value of a fact is summary.json's: numbers to summary.json's ten
-    significant digits, GPU names without case (``h200`` is the catalogue's ``H200``)."""
+    significant digits; text exactly (a GPU and a format are compared as the scenario reads
+    them: :func:`_stated_gpu`, :func:`_stated_format`)."""
     if isinstance(theirs, bool) or isinstance(ours, bool):
         return theirs == ours
     if isinstance(theirs, int | float) and isinstance(ours, int | float):
@@ -569,8 +570,6 @@ def _same(theirs: Any, ours: Any) -> bool:
             return math.isclose(theirs, ours, rel_tol=1e-9)
         except OverflowError:  # a whole number past a float's range: only itself is the same
             return theirs == ours
-    if isinstance(theirs, str) and isinstance(ours, str):
-        return theirs.strip().lower() == ours.strip().lower()
     return theirs == ours
 
 
@@ -607,7 +606,7 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
     for tier in run.tiers:
         written = tiers.get(tier.name, {})
         facts += [("scenario.yaml", f"tier {tier.name}'s precision",
-                   _stated_text(written.get("precision")), tier.precision),
+                   _stated_format(written.get("precision")), _stated_format(tier.precision)),
                   ("scenario.yaml", f"tier {tier.name}'s replicas",
                    _stated_number(written.get("replicas")), tier.replicas)]
     return facts
@@ -629,6 +628,14 @@ def _stated_gpu(value: Any) -> str | None:
         return None if text is None else get_gpu(text).name
     except TiersimError:  # no catalogue GPU: compared as written
         return text
+
+
+def _stated_format(value: Any) -> str | None:
+    """A precision setting as the scenario reads it, stripped and in lower case (`` FP8`` is
+    ``fp8``; a summary.json written before tiersim kept that spelling holds the text as
+    written), else None (not stated)."""
+    text = _stated_text(value)
+    return None if text is None else text.strip().lower()
 
 
 def _stated_number(value: Any) -> float | None:
