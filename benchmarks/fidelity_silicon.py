@@ -1648,14 +1648,20 @@ def row_protocol(proto: Protocol, row: dict, reused: dict[str, float]) -> Protoc
 HOST_TIME = ("overhead", "eager")
 #: How the label of a roofline family divided by the calibration starts.
 CALIBRATED = "roofline; calibrated:"
+#: How the label of DeepGEMM's experts starts, before the GEMM source it read.
+DEEPGEMM = "deepgemm: "
 
 
 def on_roofline(sources: dict[str, str]) -> list[str]:
     """The operator tables a step model answered with the roofline (its ``sources()``; a
     family a run with no profile divides by its H200 efficiency reads ``roofline;
-    calibrated: ...``, still the roofline)."""
-    return [k for k, v in sources.items()
-            if (v == "roofline" or v.startswith(CALIBRATED)) and k not in HOST_TIME]
+    calibrated: ...``, still the roofline, and DeepGEMM's experts with no GEMM table of
+    their shape read ``deepgemm: roofline...``)."""
+    def roofline(label: str) -> bool:
+        label = label.removeprefix(DEEPGEMM)
+        return label == "roofline" or label.startswith(CALIBRATED)
+
+    return [k for k, v in sources.items() if roofline(v) and k not in HOST_TIME]
 
 
 def anchored(sources: dict[str, str]) -> list[str]:

@@ -178,3 +178,25 @@ def test_a_run_folders_format_spelt_as_the_scenario_reads_it_is_the_same(
         (folder / "summary.json").write_text(json.dumps(summary))
     code, err = run_cli(capsys, "report", folder)
     assert code == 0, err
+
+
+def test_deepgemm_experts_on_the_roofline_count_as_on_the_roofline():
+    """benchmarks/fidelity_silicon.py's ``on_roofline`` took the round's ``roofline;
+    calibrated:`` labels, but not DeepGEMM's experts on the roofline (``deepgemm: roofline;
+    calibrated: ...``, ``deepgemm: roofline`` before the round too): a --roofline replay of a
+    block-FP8 row on DeepGEMM counted 4 of its 5 tables on the roofline ('partly on the
+    roofline')."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    from tiersim.perf import build_step_model
+
+    step = build_step_model("Qwen3-Coder-30B-A3B", "fp8_block", "H200", profile=None,
+                            moe_backend="deepgemm")
+    tables = sorted(k for k in step.sources() if k not in fs.HOST_TIME)
+    assert sorted(fs.on_roofline(step.sources())) == tables
+    assert "moe deepgemm" in tables
+    assert fs.on_roofline({"moe deepgemm": "deepgemm: measured:aiconfigurator vllm"}) == []
