@@ -1971,6 +1971,20 @@ def moe_backend_rows(rows: pd.DataFrame) -> dict[str, int]:
     return counts
 
 
+def formats_rows(rows: pd.DataFrame) -> dict[str, int]:
+    """The rows by the weight formats each is replayed at (its :class:`Case`'s model and
+    precision, in the words of ``WeightFormats.served``), so a run's fidelity line can say
+    when a model's figures were scored at other formats than a tier serves."""
+    from tiersim.hardware.precisions import weight_formats
+
+    counts: dict[str, int] = {}
+    for row in rows.to_dict("records"):
+        case = case_of(row)
+        served = weight_formats(get_model(case.model), case.precision).served
+        counts[served] = counts.get(served, 0) + 1
+    return counts
+
+
 def check_entry(res: pd.DataFrame, engine: str, system: str,
                 cpp: pd.Series | None = None, roofline: bool = False) -> dict:
     """What a run of tiersim on this profile prints about its fidelity (``tiersim.fidelity``):
@@ -2007,7 +2021,8 @@ def check_entry(res: pd.DataFrame, engine: str, system: str,
         g = ok[ok["model"] == model]
         models[model] = {"model_path": str(g["model_path"].iloc[0]),
                          "shape_id": rows_shape_id(g), **figures(g),
-                         "moe_backend_rows": moe_backend_rows(g)}
+                         "moe_backend_rows": moe_backend_rows(g),
+                         "formats_rows": formats_rows(g)}
     flag = ("" if system == FIT_SYSTEM else f" --system {system}") + " --roofline" * roofline
     entry = {"engine": engine, "gpu": SYSTEM_GPU[system].upper(), **figures(ok),
              "models": models,

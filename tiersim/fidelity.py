@@ -91,7 +91,21 @@ def _tier_check(models: dict[str, dict[str, Any]], tier: str, model: str, precis
     own = next((n for n, rows in models.items() if mine and rows.get("shape_id") == mine), None)
     return {"tier": tier, "model": arch.name if arch is not None else str(model),
             "precision": precision, "moe_backend": moe_backend,
+            "formats": _served(arch, precision),
             "checked_model": None if own is None else {"name": own, **models[own]}}
+
+
+def _served(arch, precision: str) -> str | None:
+    """The weight formats a tier of ``arch`` at ``precision`` serves, in words
+    (:attr:`~tiersim.hardware.precisions.WeightFormats.served`), or None when unknown."""
+    from tiersim.hardware.precisions import weight_formats
+
+    if arch is None:
+        return None
+    try:
+        return weight_formats(arch, precision).served
+    except (ValueError, KeyError, LookupError):
+        return None
 
 
 def check_for(profile: str | None, tiers: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
@@ -149,6 +163,8 @@ class ModelChecked(BaseModel):
     model_path: str | None = None
     moe_backend_rows: dict[str, int] | None = None
     """Its rows by the MoE kernel they were replayed with (``moe_backend``)."""
+    formats_rows: dict[str, int] | None = None
+    """Its rows by the weight formats they were replayed at (``WeightFormats.served``)."""
 
 
 class TierChecked(BaseModel):
@@ -160,6 +176,7 @@ class TierChecked(BaseModel):
     model: str
     precision: str
     moe_backend: str = "auto"
+    formats: str | None = None  # what the tier serves, in the words of ``formats_rows``
     checked_model: ModelChecked | None = None
 
 
@@ -257,7 +274,21 @@ def _models_part(check: dict[str, Any]) -> str:
     return "; ".join(f"tier {tier['tier']} ({tier['model']}, {tier['precision']}): "
                      f"{_own(tier.get('checked_model'))}"
                      f"{_other_kernel(tier.get('checked_model'), tier.get('moe_backend'))}"
+                     f"{_other_formats(tier.get('checked_model'), tier.get('formats'))}"
                      for tier in check["tiers"])
+
+
+def _other_formats(model: dict[str, Any] | None, formats: str | None) -> str:
+    """Where some of a checked model's rows were replayed at other weight formats than the
+    tier serves (the record's ``formats_rows``), how many and at which: a BF16 tier of a model
+    whose measured rows all ran its FP8 export shares its shapes, not its step times ("" when
+    they match, or for a record or summary without the counts)."""
+    counts = (model or {}).get("formats_rows") or {}
+    other = {k: n for k, n in sorted(counts.items()) if k != formats and n}
+    if not other or formats is None:
+        return ""
+    which = ", ".join(f"{n} at {k}" for k, n in other.items())
+    return f" (replayed {which}; this tier serves {formats})"
 
 
 def _other_kernel(model: dict[str, Any] | None, backend: str | None) -> str:

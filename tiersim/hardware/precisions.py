@@ -318,6 +318,19 @@ class WeightFormats:
         parts = [f"{g} {self.of(g).label}" for g in FORMAT_GROUPS[:5] if g in self.present]
         return "checkpoint (" + ", ".join(parts) + ")"
 
+    @property
+    def served(self) -> str:
+        """The formats of the block's linear layers the model has, in words, however the tier
+        named them: one (``FP8``) where they share it, else each group's (``attention BF16,
+        experts W4A16 g32``); ``lm_head`` and embeddings left out. A ``precision: fp8`` tier
+        and a checkpoint of FP8 layers read the same (what a fidelity record's rows are
+        compared with)."""
+        groups = [g for g in FORMAT_GROUPS[:4] if g in self.present]
+        labels = {self.of(g).label for g in groups}
+        if len(labels) == 1:
+            return labels.pop()
+        return ", ".join(f"{g} {self.of(g).label}" for g in groups)
+
 
 def weight_formats(model, precision) -> WeightFormats:
     """The per-group formats of ``model`` served at tier ``precision``.
