@@ -185,11 +185,11 @@ def test_run_writes_outputs_and_prints_sources(tmp_path):
     assert "TTFT p50 / p99" in result.stdout
     # a run with no profile: roofline kernels, vLLM's fitted host time (W4A16's Marlin experts
     # pay the C++ MoE rate, fitted on B200's rows); its W4A16 MoE is divided by H200's median
-    # efficiency, and says so ("calibrated on measured tables"); bf16's tables are bare
+    # efficiency, and says so ("calibrated on H200's measured tables"); bf16's tables are bare
     assert ("step times from w4a16: fitted on another GPU's serving rows (1 op) + fitted on "
-            "measured serving rows (1 op) + roofline (4 ops) + roofline, calibrated on measured "
-            "tables (1 op); bf16: fitted on measured serving rows (2 ops) + roofline (4 ops)"
-            ) in " ".join(result.stdout.split())
+            "measured serving rows (1 op) + roofline (4 ops) + roofline, calibrated on H200's "
+            "measured tables (1 op); bf16: fitted on measured serving rows (2 ops) + roofline "
+            "(4 ops)") in " ".join(result.stdout.split())
     assert (tmp_path / "o" / "requests.parquet").is_file()
     assert (tmp_path / "o" / "report.html").is_file()
 

@@ -114,8 +114,8 @@ def test_the_tier_sources_say_deepgemm_and_no_moe_table():
                      "size), the median ratio of bare-roofline to measured time over NVIDIA's "
                      "H200 fp8 GEMM tables (fp8_block takes fp8's factors)")
     assert not [k for k in step.sources() if k.startswith("moe ") and k != "moe deepgemm"]
-    assert source_kind(label) == ("roofline, calibrated on measured tables, GEMM table at "
-                                  "DeepGEMM's worst-case rows (vLLM 0.12 MoE)")
+    assert source_kind(label) == ("roofline, calibrated on H200's measured tables, GEMM table "
+                                  "at DeepGEMM's worst-case rows (vLLM 0.12 MoE)")
 
 
 SCENARIO = """name: dg

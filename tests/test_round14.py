@@ -358,8 +358,8 @@ def test_plan_and_disagg_say_where_their_latencies_come_from(tmp_path, capsys):
     assert code == 0
     assert ("latencies simulated, step times from w4a16: fitted on another GPU's serving rows "
             "(1 op) + fitted on measured serving rows (1 op) + roofline (4 ops) + roofline, "
-            "calibrated on measured tables (1 op); bf16: fitted on measured serving rows (2 ops) "
-            "+ roofline (4 ops)") in lines
+            "calibrated on H200's measured tables (1 op); bf16: fitted on measured serving rows "
+            "(2 ops) + roofline (4 ops)") in lines
     assert any(line.startswith("fidelity: these step times come from tiersim's roofline model, "
                                "not measured tables (its FP8 GEMM and FP8 / 4-bit MoE kernel "
                                "efficiencies and vLLM's host time are set on NVIDIA's measured "

@@ -50,7 +50,8 @@ def test_summary_has_every_design_key(tiny_run):
     # median W4A16 MoE efficiency, which its label says); before, "roofline" alone
     assert {name: tier["step_time_source"] for name, tier in on_disk["tiers"].items()} == {
         "w4a16": "fitted on another GPU's serving rows (1 op) + fitted on measured serving rows "
-                 "(1 op) + roofline (4 ops) + roofline, calibrated on measured tables (1 op)",
+                 "(1 op) + roofline (4 ops) + roofline, calibrated on H200's measured tables "
+                 "(1 op)",
         "bf16": "fitted on measured serving rows (2 ops) + roofline (4 ops)"}
 
 

@@ -294,7 +294,7 @@ SOURCE_ORIGINS = {"applied unchanged": "fitted on another GPU's serving rows",
                   "fitted": "fitted on measured serving rows", "harness": "measured profile",
                   "measured:": "public measured", "roofline": "roofline"}
 #: How a table was read, added to its origin: every one the label carries.
-SOURCE_READINGS = {"calibrated:": "calibrated on measured tables",
+SOURCE_READINGS = {"calibrated:": "calibrated on H200's measured tables",
                    "deepgemm:": "GEMM table at DeepGEMM's worst-case rows (vLLM 0.12 MoE)",
                    "anchored:": "rescaled to the shape",
                    "interpolated:": "interpolated between measured shapes",
