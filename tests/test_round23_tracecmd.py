@@ -46,8 +46,9 @@ def test_arrival_times_beside_vidur_token_columns_are_named(tmp_path, capsys, ar
     code, err = run_cli(capsys, "run", _scenario(tmp_path, path), "--no-baselines")
     assert error_line(code, err) == (
         f"Error: {path}: has token lengths but no arrival times{hint}use it with synthetic "
-        "arrivals: tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
-        "rate_rps, rng)")
+        "arrivals: write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths("
+        "path), rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
+        "scenario's trace.path")  # round 48 (fresh48): the file to write, not a table in memory
     capsys.readouterr()
     assert main(["trace", "inspect", str(path), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
