@@ -123,6 +123,17 @@ def hand_edited_run(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def manifested_run(tmp_path_factory) -> Path:
+    """A run folder of the tiny scenario, manifest and all: tests copy it and tamper with the
+    copy."""
+    from tiersim.cli.app import main
+
+    out = tmp_path_factory.mktemp("run") / "o"
+    assert main(["run", "tiny", "--out", str(out), "--no-report", "--no-baselines"]) == 0
+    return out
+
+
 def copy_folder(run: Path, folder: Path) -> Path:
     """A copy of the (flat) run folder ``run`` at ``folder``, to tamper with."""
     folder.mkdir()

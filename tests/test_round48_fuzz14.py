@@ -331,15 +331,6 @@ def test_a_scenario_whole_number_whole_only_as_a_float_is_refused(tmp_path, caps
     assert code == 0, err
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    """A run folder of the tiny scenario, manifest and all (tests copy it and tamper with the
-    copy)."""
-    out = tmp_path_factory.mktemp("run") / "o"
-    assert main(["run", "tiny", "--out", str(out), "--no-report", "--no-baselines"]) == 0
-    return out
-
-
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("ttft_p99_s: 2.0", "ttft_p99_s: 0.001", "slo.ttft_p99_s 0.001 in scenario.yaml, 2.0"),
     ("replicas: 1", "replicas: 3", "tier w4a16's replicas 3 in scenario.yaml, 1"),
@@ -347,13 +338,13 @@ def tiny_run(tmp_path_factory):
     ("gpu: H200", "gpu: B200", "gpu 'B200' in scenario.yaml, 'H200'"),
 ])
 def test_a_run_folders_edited_scenario_settings_are_not_shown_as_its_provenance(
-        tiny_run, tmp_path, capsys, old, new, said):
+        manifested_run, tmp_path, capsys, old, new, said):
     """manifest.json vouches for summary.json, not scenario.yaml, and `tiersim report` checked
     only the scenario's name, seed and tier names against the run: an SLO, a replica count, a
     precision or the GPU edited in scenario.yaml was shown on the page as the run's provenance,
     beside results made under the others. Each setting summary.json records is now checked."""
     folder = tmp_path / "r"
-    copy_folder(tiny_run, folder)
+    copy_folder(manifested_run, folder)
     text = (folder / "scenario.yaml").read_text()
     assert old in text
     (folder / "scenario.yaml").write_text(text.replace(old, new, 1))

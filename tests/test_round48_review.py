@@ -10,33 +10,22 @@ from test_hostile_inputs import one_error_line, run_cli, tiny_with
 from test_round47_fuzz13 import fp8_run_on
 from test_round48_fuzz14 import CAL_FIX, SHIPPED_CALIBRATION
 
-from tiersim.cli import main
 
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    """A run folder of the tiny scenario, manifest and all (tests copy it and tamper with the
-    copy)."""
-    out = tmp_path_factory.mktemp("run") / "o"
-    assert main(["run", "tiny", "--out", str(out), "--no-report", "--no-baselines"]) == 0
-    return out
-
-
-def edited_copy(tiny_run, tmp_path, old: str, new: str):
+def edited_copy(manifested_run, tmp_path, old: str, new: str):
     """A copy of the tiny run folder whose scenario.yaml has ``old`` replaced by ``new``."""
-    folder = copy_folder(tiny_run, tmp_path / "r")
+    folder = copy_folder(manifested_run, tmp_path / "r")
     text = (folder / "scenario.yaml").read_text()
     assert old in text
     (folder / "scenario.yaml").write_text(text.replace(old, new, 1))
     return folder
 
 
-def test_a_run_folders_scenario_whose_tiers_are_no_list_is_no_traceback(tiny_run, tmp_path,
+def test_a_run_folders_scenario_whose_tiers_are_no_list_is_no_traceback(manifested_run, tmp_path,
                                                                        capsys):
     """A hand-edited ``tiers: 5`` in a run folder's scenario.yaml was a TypeError traceback
     ('int' object is not iterable) in the check of each tier's precision and replicas; the
     report was written before that check. It states no tier's settings, so nothing disagrees."""
-    folder = edited_copy(tiny_run, tmp_path, "tiers:", "tiers: 5\nxtiers:")
+    folder = edited_copy(manifested_run, tmp_path, "tiers:", "tiers: 5\nxtiers:")
     code, err = run_cli(capsys, "report", folder)
     assert (code, "Traceback" in err) == (0, False), err
     assert (folder / "report.html").is_file()
@@ -44,23 +33,32 @@ def test_a_run_folders_scenario_whose_tiers_are_no_list_is_no_traceback(tiny_run
 
 @pytest.mark.parametrize("gpu", ["H200-SXM", "h200_sxm", "' h200 '"])
 def test_a_run_folders_gpu_spelt_as_another_name_of_the_same_gpu_is_the_same(
-        tiny_run, tmp_path, capsys, gpu):
+        manifested_run, tmp_path, capsys, gpu):
     """``gpu: H200-SXM`` in a run folder's scenario.yaml was refused as another run ('gpu
     'H200-SXM' in scenario.yaml, 'H200' in summary.json'): it is the H200 a scenario reads it
     as (the catalogue's aliases), so only case was forgiven, not the catalogue's other names."""
-    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", f"gpu: {gpu}")
+    folder = edited_copy(manifested_run, tmp_path, "gpu: H200", f"gpu: {gpu}")
     code, err = run_cli(capsys, "report", folder)
     assert code == 0, err
 
 
-def test_a_run_folders_other_gpu_is_named_by_its_catalogue_name(tiny_run, tmp_path, capsys):
-    """Another GPU under an alias is still another run."""
-    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", "gpu: h100-sxm")
+@pytest.mark.parametrize(("old", "new", "said"), [
+    # another GPU under an alias is still another run
+    ("gpu: H200", "gpu: h100-sxm", "gpu 'H100' in scenario.yaml, 'H200'"),
+    # the round compared every text fact without case to forgive ``h200``, which let a
+    # scenario.yaml of scenario 'TINY' pass as the run of 'tiny' (before the round, names were
+    # compared exactly); the GPU and the formats are now compared as the scenario reads them,
+    # other text exactly
+    ("name: tiny", "name: TINY", "scenario 'TINY' in scenario.yaml, 'tiny'"),
+], ids=["gpu alias", "name case"])
+def test_a_run_folders_other_gpu_or_name_is_another_run(manifested_run, tmp_path, capsys, old,
+                                                        new, said):
+    """A GPU is compared by its catalogue name, a scenario's name exactly."""
+    folder = edited_copy(manifested_run, tmp_path, old, new)
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
-                    "(gpu 'H100' in scenario.yaml, 'H200' in summary.json, whose run "
-                    "manifest.json vouches for); put back the scenario.yaml the run wrote, or "
-                    f"rerun `tiersim run --out {folder}`")
+                    f"({said} in summary.json, whose run manifest.json vouches for); put back "
+                    f"the scenario.yaml the run wrote, or rerun `tiersim run --out {folder}`")
 
 
 @pytest.mark.parametrize(("value", "said"), [
@@ -109,12 +107,12 @@ def test_a_calibration_format_with_factors_and_no_compute_dtype_is_refused(
                     f"{CAL_FIX}")
 
 
-def test_a_folder_whose_summary_keeps_the_gpu_as_written_is_one_run(tiny_run, tmp_path,
+def test_a_folder_whose_summary_keeps_the_gpu_as_written_is_one_run(manifested_run, tmp_path,
                                                                     capsys):
     """A summary.json written before tiersim kept the catalogue's GPU name holds the text the
     scenario wrote (``H200_SXM``), as its scenario.yaml does: comparing only scenario.yaml's
     by the catalogue's name refused such a folder as another run."""
-    folder = edited_copy(tiny_run, tmp_path, "gpu: H200", "gpu: H200_SXM")
+    folder = edited_copy(manifested_run, tmp_path, "gpu: H200", "gpu: H200_SXM")
     (folder / "manifest.json").unlink()  # the summary is edited: no manifest vouches for it
     summary = json.loads((folder / "summary.json").read_text())
     summary["gpu"] = "H200_SXM"
@@ -152,25 +150,12 @@ def test_an_accuracy_table_without_its_keys_is_quoted_as_yaml_writes_it(tmp_path
         "hopeless); got {easy: 0.9, medium: 0.8}")
 
 
-def test_a_run_folders_scenario_name_in_another_case_is_another_run(tiny_run, tmp_path, capsys):
-    """The round compared every text fact without case to forgive ``h200``, which let a
-    scenario.yaml of scenario 'TINY' pass as the run of 'tiny' (before the round, names were
-    compared exactly); the GPU and the formats are now compared as the scenario reads them,
-    other text exactly."""
-    folder = edited_copy(tiny_run, tmp_path, "name: tiny", "name: TINY")
-    line = one_error_line(*run_cli(capsys, "report", folder))
-    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
-                    "(scenario 'TINY' in scenario.yaml, 'tiny' in summary.json, whose run "
-                    "manifest.json vouches for); put back the scenario.yaml the run wrote, or "
-                    f"rerun `tiersim run --out {folder}`")
-
-
 @pytest.mark.parametrize("summary_says", ["bf16", " BF16"], ids=["now", "older"])
 def test_a_run_folders_format_spelt_as_the_scenario_reads_it_is_the_same(
-        tiny_run, tmp_path, capsys, summary_says):
+        manifested_run, tmp_path, capsys, summary_says):
     """``precision: ' BF16'`` is the bf16 a scenario reads; a summary.json written before
     tiersim kept one spelling holds it as written (no manifest then vouches for it)."""
-    folder = edited_copy(tiny_run, tmp_path, "precision: bf16", "precision: ' BF16'")
+    folder = edited_copy(manifested_run, tmp_path, "precision: bf16", "precision: ' BF16'")
     summary = json.loads((folder / "summary.json").read_text())
     if summary_says != "bf16":
         (folder / "manifest.json").unlink()
