@@ -129,6 +129,7 @@ def table(imp: aic.Importer, folder: aic.Source, dtype: str, precision: str, sha
 
 
 def main(argv=None) -> int:
+    """Print, per MoE format, how far the profile's answers are from NVIDIA's rows (module doc)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default=str(SHIPPED))
     parser.add_argument("--leave-one-out", action="store_true")

@@ -290,6 +290,7 @@ class NearWhole(float):
     took 2.0 as 2 without a word)."""
 
     def __new__(cls, value: float, text: str = ""):
+        """``value``, with the text the YAML wrote it as."""
         number = super().__new__(cls, value)
         number.text = text
         return number

@@ -53,6 +53,7 @@ class TypedNumber(float):
     text: str
 
     def __new__(cls, text: str) -> TypedNumber:
+        """The flag's number, read as flags are, keeping the text it was typed as."""
         number = super().__new__(cls, read_flag_number(float, None, None, text))
         number.text = str(text).strip()
         return number

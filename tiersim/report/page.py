@@ -93,6 +93,7 @@ class Digits(float):
     digits: int = 4
 
     def __new__(cls, value: float, digits: int = 4) -> Digits:
+        """``value``, to be shown to ``digits`` significant figures."""
         number = super().__new__(cls, value)
         number.digits = digits
         return number

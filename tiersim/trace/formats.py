@@ -503,6 +503,7 @@ class ModelMix(str):
     shown: list[str]
 
     def __new__(cls, keys: np.ndarray, shown: list[str], where: str = "") -> ModelMix:
+        """The mix of models over ``keys`` (indices into ``shown``), as one line of text."""
         shares = pd.Series(keys, copy=False).value_counts(normalize=True)
         text = ""
         if len(shares) >= 2:

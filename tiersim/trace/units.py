@@ -27,6 +27,7 @@ class UnitNote(str):
     scale: float
 
     def __new__(cls, text: str, scale: float) -> UnitNote:
+        """The note ``text``, with the ``scale`` it applied to the column."""
         note = super().__new__(cls, text)
         note.scale = scale
         return note
@@ -189,6 +190,7 @@ class CoarseNote(str):
     t: np.ndarray
 
     def __new__(cls, text: str, column: str, t: np.ndarray) -> CoarseNote:
+        """The note ``text`` on ``column``, keeping its times ``t`` for :meth:`within`."""
         note = super().__new__(cls, text)
         note.column, note.t = column, t
         return note
