@@ -165,6 +165,10 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
                      "each session; a later step arrives its tool_s after its predecessor "
                      "finishes, which only a run knows, so the run replays and bills past the "
                      "last arrival shown")
+    if _arrivals(stats) < 2:
+        what = "session" if starts is not None else "request"
+        notes.append(f"one {what}: a rate needs at least two arrivals spanning time, so none "
+                     "is given")
     if window is not None:
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
@@ -250,7 +254,10 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     what = "sessions" if "sessions" in stats else "requests"  # a session trace: first steps
     label = RATE_LABELS.get(stats.get("rate_basis"), "rate").replace("requests", what)
     unit = "{:.3g} sessions/s" if what == "sessions" else "{:.3g} req/s"
-    table.add_row(label, _fmt(stats["rate_rps"], unit))
+    rate = _fmt(stats["rate_rps"], unit)
+    if stats["rate_rps"] is None and "first_arrival_s" in stats and _arrivals(stats) < 2:
+        rate = f"n/a (one {what[:-1]})"  # a note below says why
+    table.add_row(label, rate)
     table.add_row("inter-arrival CV", _fmt(stats["interarrival_cv"], "{:.3g}"))
     for col in ("input_tokens", "output_tokens"):
         for key, value in stats[col].items():
@@ -260,6 +267,11 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
     for note in notes:  # a note may quote the trace (a model's name): no terminal escapes
         table.add_row("note", escaped(note))
     return table
+
+
+def _arrivals(stats: dict) -> int:
+    """The arrivals the timing statistics count: a session trace's sessions, else its rows."""
+    return stats.get("sessions", stats["rows"])
 
 
 def _replayed_text(stats: dict) -> str:
