@@ -117,7 +117,9 @@ def _choose_values(path: str, values: str) -> list:
                         str(err))
         # a line of the option's own text means nothing on a command line
         reason = re.sub(rf"^{re.escape(f'--choose {path}')}: (line \d+: )?", "", reason)
-        raise TiersimError(f"--choose {cut(path)}: {reason}; {CHOOSE_FORM}") from None
+        # PATH=VALUES was written as it should be and a value was refused (1e-400, .nan, a
+        # duplicate key): the line ends with that value's fix, not the option's form
+        raise TiersimError(f"--choose {cut(path)}: {reason}") from None
     if not isinstance(parsed, list) or not parsed:
         raise TiersimError(f"--choose {cut(f'{path}={values}')}: {CHOOSE_FORM}")
     return parsed
