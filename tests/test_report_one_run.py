@@ -40,7 +40,9 @@ def test_report_notes_a_folder_no_manifest_checked(hand_edited_run, tmp_path, ca
     folder = copy_folder(hand_edited_run, tmp_path / "r")
     code, err = run_cli(capsys, "report", folder)
     assert code == 0
-    # round 48 checks the GPU, SLOs and each tier's precision and replicas too: the note says so
+    # round 48 checks the GPU, SLOs and each tier's precision and replicas too, and round 49
+    # its prices (a summary recording them): the note says so
     assert err == (f"note: {folder}: no manifest.json, so only the scenario name, seed, GPU, "
-                   "SLOs, tiers (their precision and replicas) and request count show that its "
+                   "SLOs, tiers (their precision, replicas and prices) and request count show "
+                   "that its "
                    "files come from one run; rerun `tiersim run` into it for a checked folder\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_folder
+from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.cli import main
 from tiersim.cli.plan_choose import _parse_choose
@@ -67,3 +69,50 @@ def test_a_choose_value_refused_ends_with_its_own_fix(option, said):
     with pytest.raises(TiersimError) as err:
         _parse_choose([option])
     assert str(err.value) == said
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 2.0",
+     "tier w4a16's cost_per_gpu_hour 2.0 in scenario.yaml, 3.5"),
+    ("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 3.5\n  cost_per_request_usd: 0.01",
+     "tier w4a16's cost_per_request_usd 0.01 in scenario.yaml, none"),
+])
+def test_a_run_folders_edited_price_is_not_shown_as_its_provenance(
+        manifested_run, tmp_path, capsys, old, new, said):
+    """``cost_per_gpu_hour`` edited in a run folder's scenario.yaml reported without a word:
+    summary.json recorded no tier's price to check it against, and the page showed the edited
+    price beside costs made with the other. summary.json now records each tier's prices
+    (``cost_per_gpu_hour``, ``cost_per_request_usd``), checked as the GPU, SLOs, precision and
+    replicas are."""
+    folder = copy_folder(manifested_run, tmp_path / "r")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["tiers"]["w4a16"]["cost_per_gpu_hour"] == 3.5
+    assert summary["tiers"]["w4a16"]["cost_per_request_usd"] is None
+    text = (folder / "scenario.yaml").read_text()
+    assert old in text
+    (folder / "scenario.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: scenario.yaml describes another run than summary.json "
+                    f"({said} in summary.json, whose run manifest.json vouches for); put back "
+                    f"the scenario.yaml the run wrote, or rerun `tiersim run --out {folder}`")
+    assert not (folder / "report.html").exists()
+
+
+def test_a_summary_without_prices_reports_as_before(hand_edited_run, tmp_path, capsys):
+    """A run folder written before summary.json recorded prices has none to check: an edited
+    price reports as it did, and the note names the checks it made (no prices)."""
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    summary = json.loads((folder / "summary.json").read_text())
+    for tier in summary["tiers"].values():
+        del tier["cost_per_gpu_hour"], tier["cost_per_request_usd"]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    text = (folder / "scenario.yaml").read_text()
+    assert "cost_per_gpu_hour: 3.5" in text
+    (folder / "scenario.yaml").write_text(text.replace("cost_per_gpu_hour: 3.5",
+                                                       "cost_per_gpu_hour: 2.0", 1))
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
+    assert err == (f"note: {folder}: no manifest.json, so only the scenario name, seed, GPU, "
+                   "SLOs, tiers (their precision and replicas) and request count show that its "
+                   "files come from one run; rerun `tiersim run` into it for a checked folder\n")
+    assert (folder / "report.html").is_file()

@@ -110,7 +110,11 @@ class TierResult:
     the JSON otherwise: the run's ``model``). ``prefill_replicas``: a disaggregated tier's
     prefill replicas of ``replicas`` (absent for an aggregated tier). ``model_read``: what
     tiersim read from the tier's model config (:class:`ModelRead`; None, and absent from the
-    JSON, in a summary written before it was recorded).
+    JSON, in a summary written before it was recorded). ``cost_per_gpu_hour`` and
+    ``cost_per_request_usd``: the tier's prices as the run read them (None for the one: a
+    summary written before they were recorded, which has neither; None for the other, with the
+    first given: no price per request), so `tiersim report` can tell a price edited in the
+    run's scenario.yaml from the one its costs were made with.
     """
 
     name: str
@@ -140,6 +144,8 @@ class TierResult:
     dropped: int | None = None
     prefill_replicas: int | None = None
     model_read: ModelRead | None = None
+    cost_per_gpu_hour: float | None = None
+    cost_per_request_usd: float | None = None
 
     @property
     def label(self) -> str:
@@ -153,6 +159,9 @@ class TierResult:
         out.pop("name")
         if out["model_read"] is None:  # a summary read back from before it was recorded
             out.pop("model_read")
+        if out["cost_per_gpu_hour"] is None:  # read back from before the prices were recorded
+            out.pop("cost_per_gpu_hour")
+            out.pop("cost_per_request_usd")
         if out["model"] is None:  # the run's model
             out.pop("model")
         if out["prefill_replicas"] is None:  # an aggregated tier

@@ -221,6 +221,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             prefill_replicas=(tier.config.disaggregation.prefill_replicas
                               if tier.config.disaggregation is not None else None),
             model_read=model_read(scenario, tier.config),
+            cost_per_gpu_hour=tier.config.cost_per_gpu_hour,
+            cost_per_request_usd=tier.config.cost_per_request_usd,
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)

@@ -525,16 +525,18 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
                   scenario: dict[str, Any] | None) -> None:
     """Without a manifest, nothing proves a run folder's files are one run's: refuse when
     summary.json and scenario.yaml or requests.parquet disagree on what they describe (the
-    scenario's name, seed, GPU, SLOs or tiers, their precision and replicas; the request
-    count), and note that nothing stronger checked
+    scenario's name, seed, GPU, SLOs or tiers, their precision, replicas and prices where
+    summary.json records them; the request count), and note that nothing stronger checked
     them (a copied-in file from a run of the same scenario passes)."""
     for file, what, theirs, ours in _disagreements(run, requests, scenario)[:1]:
         raise TiersimError(f"{directory}: summary.json and {file} describe different runs "
                            f"({what} {ours!r} in summary.json, {theirs!r} in {file}) and "
                            "there is no manifest.json to tell which is right; rerun "
                            f"`tiersim run --out {directory}` to write one run's files")
+    priced = any(t.cost_per_gpu_hour is not None for t in run.tiers)  # recorded since round 49
+    checked = "precision, replicas and prices" if priced else "precision and replicas"
     warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, GPU, "
-                  "SLOs, tiers (their precision and replicas) and request count show that its "
+                  f"SLOs, tiers (their {checked}) and request count show that its "
                   "files come from one run; rerun `tiersim run` into it for a checked folder",
                   Note, stacklevel=3)
 
@@ -592,9 +594,9 @@ def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str
 
 def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, str, Any, Any]]:
     """The settings a run's scenario.yaml states that summary.json records too (the GPU, the
-    SLOs, each tier's precision and replicas), as :func:`_described`'s facts: the page shows
-    scenario.yaml as the run's provenance, and an edited SLO or replica count there was shown
-    beside results the run made under others."""
+    SLOs, each tier's precision, replicas and prices), as :func:`_described`'s facts: the page
+    shows scenario.yaml as the run's provenance, and an edited SLO or replica count there was
+    shown beside results the run made under others."""
     slo = doc.get("slo") if isinstance(doc.get("slo"), dict) else {}
     facts = [("scenario.yaml", "gpu", _stated_gpu(doc.get("gpu")), _stated_gpu(run.gpu)),
              ("scenario.yaml", "slo.ttft_p99_s", _stated_number(slo.get("ttft_p99_s")),
@@ -609,6 +611,39 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
                    _stated_format(written.get("precision")), _stated_format(tier.precision)),
                   ("scenario.yaml", f"tier {tier.name}'s replicas",
                    _stated_number(written.get("replicas")), tier.replicas)]
+        facts += _prices_described(tier, tiers.get(tier.name))
+    return facts
+
+
+class _NoPrice:
+    """A tier without a price per request (``cost_per_request_usd`` unset or null), as a fact's
+    value: a price given on one side and not the other is a disagreement (None is "not
+    stated")."""
+
+    def __repr__(self) -> str:
+        return "none"
+
+
+NO_PRICE = _NoPrice()
+
+
+def _prices_described(tier, written: Any) -> list[tuple[str, str, Any, Any]]:
+    """A tier's prices in scenario.yaml (``written``: its entry there) and summary.json, as
+    :func:`_described`'s facts: the page shows scenario.yaml's prices beside costs made with
+    the run's, and an edited ``cost_per_gpu_hour`` passed. None on both sides for a summary
+    written before the prices were recorded (``cost_per_gpu_hour`` None), which reports as
+    before; the price per request only where the tier's entry is there to say it has none."""
+    if tier.cost_per_gpu_hour is None:
+        return []
+    entry = written if isinstance(written, dict) else {}
+    facts = [("scenario.yaml", f"tier {tier.name}'s cost_per_gpu_hour",
+              _stated_number(entry.get("cost_per_gpu_hour")), tier.cost_per_gpu_hour)]
+    if isinstance(written, dict):
+        stated = written.get("cost_per_request_usd")
+        facts.append(("scenario.yaml", f"tier {tier.name}'s cost_per_request_usd",
+                      NO_PRICE if stated is None else _stated_number(stated),
+                      NO_PRICE if tier.cost_per_request_usd is None
+                      else tier.cost_per_request_usd))
     return facts
 
 
