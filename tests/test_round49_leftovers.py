@@ -116,3 +116,21 @@ def test_a_summary_without_prices_reports_as_before(hand_edited_run, tmp_path, c
                    "SLOs, tiers (their precision and replicas) and request count show that its "
                    "files come from one run; rerun `tiersim run` into it for a checked folder\n")
     assert (folder / "report.html").is_file()
+
+
+@pytest.mark.parametrize("importer", [False, True])
+def test_calibrate_out_stepping_back_out_of_a_missing_folder_says_so(tmp_path, capsys,
+                                                                    monkeypatch, importer):
+    """``tiersim calibrate --out x/../../p.json`` said 'folder x/../.. does not exist; create it
+    first', though that folder (the one above) exists: the system cannot step back out of
+    ``x``, which does not. The line now names ``x`` and the path meant, as ``run --out`` does."""
+    (tmp_path / "w").mkdir()
+    monkeypatch.chdir(tmp_path / "w")
+    out = "x/../../p.json"
+    argv = (["calibrate", "--from", "aiconfigurator", "--out", out] if importer
+            else ["calibrate", "--quick", "--device", "cpu", "--out", out])
+    line = one_error_line(*run_cli(capsys, *argv))
+    assert line == ("Error: --out x/../../p.json: steps back out of x, a folder that does not "
+                    "exist, so it names ../p.json; give that path as --out if it is meant")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w"]
+    assert not any((tmp_path / "w").iterdir())

@@ -354,6 +354,9 @@ def out_problem(out: str) -> str | None:
         return dead
     if path.exists() and not path.is_file():
         return f"--out {out}: not a regular file (a folder, device or pipe); give a file path"
+    step_back = _step_back_problem(out, path)
+    if step_back is not None:
+        return step_back
     if not path.parent.is_dir():
         above = next((a for a in path.parents if a.exists()), None)
         if above is not None and not above.is_dir():
@@ -361,6 +364,24 @@ def out_problem(out: str) -> str | None:
         return f"--out {out}: folder {path.parent} does not exist; create it first"
     return (partial_name_problem(out) or _not_profile_problem(out, path)
             or _write_problem(out, path.parent))
+
+
+def _step_back_problem(out: str, path: Path) -> str | None:
+    """Why ``--out`` cannot be written where it steps back (``..``) out of a folder that does
+    not exist (``x/../../p.json``, ``x`` missing), else None: the system cannot step back out
+    of a folder that is not there, so the folder it names was said not to exist ("folder
+    x/../.. does not exist") though it did. As ``tiersim run --out`` says it
+    (:func:`tiersim.outputs.refuse_step_back_through_missing`): the folder stepped out of, and
+    the path meant."""
+    current = Path(path.anchor) if path.is_absolute() else Path()
+    for part in path.parts[1:] if path.is_absolute() else path.parts:
+        if part == ".." and not (current.exists() or current.is_symlink()):
+            landing = os.path.realpath(path)
+            shown = landing if path.is_absolute() else os.path.relpath(landing)
+            return (f"--out {out}: steps back out of {current}, a folder that does not exist, "
+                    f"so it names {shown}; give that path as --out if it is meant")
+        current = current / part
+    return None
 
 
 def _link_to_nothing(path: Path) -> str | None:
