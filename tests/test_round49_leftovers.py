@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import copy_folder
-from test_hostile_inputs import one_error_line, run_cli
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.cli import main
 from tiersim.cli.plan_choose import _parse_choose
@@ -134,3 +134,30 @@ def test_calibrate_out_stepping_back_out_of_a_missing_folder_says_so(tmp_path, c
                     "exist, so it names ../p.json; give that path as --out if it is meant")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w"]
     assert not any((tmp_path / "w").iterdir())
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("name: tiny", "name: 1e-400", "line 3: name: input should be a valid string (got 1e-400); "
+                                   "YAML reads 1e-400 unquoted as a number: write '1e-400' in "
+                                   "quotes if it is text"),
+    ("- name: w4a16", "- name: 1e400", "line 14: tiers[0].name: input should be a valid string "
+                                       "(got 1e400); YAML reads 1e400 unquoted as a number: "
+                                       "write '1e400' in quotes if it is text"),
+    ("name: tiny", "name: .nan", "line 3: name: input should be a valid string (got .nan); YAML "
+                                 "reads .nan unquoted as a number: write '.nan' in quotes if it "
+                                 "is text"),
+    # a number's own key keeps the number's words
+    ("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: 1e-400",
+     "line 17: tiers[0].cost_per_gpu_hour: 1e-400 is nearer 0 than any number tiersim holds "
+     "(the least is about 5e-324), so it would read as 0; write 0 if that is meant"),
+])
+def test_a_name_no_float_holds_is_told_to_be_quoted(tmp_path, capsys, monkeypatch, old, new,
+                                                    said):
+    """``name: 1e-400`` read '1e-400 is nearer 0 than any number tiersim holds ... write 0 if
+    that is meant' (and ``name: .nan`` 'must be a finite number (got nan)'): a name is text,
+    and YAML read the bare text as a number. It is told to be quoted, as ``name: 1e3`` is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with((old, new)))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--no-baselines", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

@@ -234,6 +234,10 @@ def without_quotes(root: yaml.Node | None, loc: Loc) -> str:
 def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc) -> None:
     """Every number in a scenario must be finite: ``.nan`` and ``.inf`` are refused, and so is a
     whole number (value or key) of more than :data:`MAX_INT_BITS` bits."""
+    if isinstance(data, float) and (isinstance(data, _Underflow) or not math.isfinite(data)):
+        text = _number_for_text(loc, root)
+        if text is not None:  # a name: text YAML read as a number, not a number gone wrong
+            raise ScenarioError(source, _where(loc, root), text)
     if isinstance(data, _Underflow):
         raise ScenarioError(source, _where(loc, root), underflow_words(data.text))
     if isinstance(data, float) and not math.isfinite(data):
@@ -252,6 +256,27 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
 
 MODEL_KEYS = ("model", "draft_model")
 """Keys whose value names a model (text): a ``.nan`` there is no number gone wrong."""
+
+
+TEXT_KEYS = ("name",)
+"""Keys whose value is text wherever a scenario has them (a scenario's, a tier's, an offload
+level's name): a plain number there is text YAML read as a number."""
+
+
+def _number_for_text(loc: Loc, root: yaml.Node | None) -> str | None:
+    """Why a number no float holds (``1e-400``, ``1e400``, ``.nan``) written plain at a key of
+    :data:`TEXT_KEYS` is refused: the key takes text, which YAML reads unquoted as a number,
+    so it is to be quoted (``name: 1e-400`` read "nearer 0 than any number tiersim holds ...
+    write 0 if that is meant"); None elsewhere, or where the number is not written plain (a
+    ``!!float`` tag), which the number's own words refuse."""
+    if not loc or loc[-1] not in TEXT_KEYS:
+        return None
+    reading = _yaml_reading(root, loc)
+    if not reading:
+        return None
+    written = written_text(root, loc) if root is not None else None
+    got = f" (got {_short(written, 40)})" if written else ""
+    return f"input should be a valid string{got}{reading}"
 
 
 def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
