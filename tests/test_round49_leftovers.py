@@ -161,3 +161,25 @@ def test_a_name_no_float_holds_is_told_to_be_quoted(tmp_path, capsys, monkeypatc
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--no-baselines", "--out", "o"))
     assert line == f"Error: s.yaml: {said}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize(("value", "got"), [
+    ("0.99999999999999999999", "0.99999999999999999999, 1 as a float"),
+    ("1.00000000000000000001", "1.00000000000000000001, 1 as a float"),
+    ("1.0", "1.0"),
+    ("1", "1"),
+])
+def test_a_gpu_memory_utilization_of_1_is_quoted_as_written(tmp_path, capsys, monkeypatch,
+                                                           value, got):
+    """``gpu_memory_utilization: 0.99999999999999999999`` said 'must be below 1 (got 1)', a
+    value not written: the text reads as the float 1. The value is quoted as written, with the
+    float it reads as where that differs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(tiny_with((
+        "cost_per_gpu_hour: 3.50",
+        f"cost_per_gpu_hour: 3.50\n    gpu_memory_utilization: {value}")))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--no-baselines", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 18: tiers[0].gpu_memory_utilization: must be below 1 "
+                    f"(got {got}): vLLM refuses to start where the GPU's free memory is less "
+                    "than that share of its total, and its own CUDA context is already there; "
+                    "use at most 0.99")

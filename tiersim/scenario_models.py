@@ -24,7 +24,13 @@ from pydantic import (
     model_validator,
 )
 
-from tiersim.errors import KeyedError, TiersimError, unprintable, unprintable_words
+from tiersim.errors import (
+    KeyedError,
+    TiersimError,
+    unprintable,
+    unprintable_words,
+    yaml_written,
+)
 from tiersim.routing.config import AccuracySpec, RouterConfig, WorkloadQualityConfig
 from tiersim.scenario_where import Loc
 
@@ -226,6 +232,18 @@ class DisaggConfig(_Strict):
     latency_us: float = Field(default=10.0, ge=0, le=1e7, description="per transfer")
 
 
+def _written_share(given: Any, value: float) -> str:
+    """A ``gpu_memory_utilization`` as the scenario writes it (:func:`yaml_written`: a number
+    read from text keeps that text), with the float it reads as where that differs
+    (``0.99999999999999999999, 1 as a float``); the float alone for a value given as text."""
+    if not isinstance(given, int | float) or isinstance(given, bool):
+        return f"{value:.10g}"
+    written = yaml_written(given)
+    if not isinstance(getattr(given, "text", None), str):  # written as the float it reads as
+        return written
+    return f"{written}, {value:.10g} as a float"
+
+
 class TierConfig(_Strict):
     """One precision tier: N identical replicas of the checkpoint at one numeric format (the
     scenario's model, or the tier's own ``model``: a cascade across different models)."""
@@ -285,21 +303,25 @@ class TierConfig(_Strict):
         BF16)."""
         return value.strip().lower()
 
-    @field_validator("gpu_memory_utilization")
+    @field_validator("gpu_memory_utilization", mode="wrap")
     @classmethod
-    def _below_whole_gpu(cls, value: float) -> float:
+    def _below_whole_gpu(cls, given: Any, handler) -> float:
         """Refuse a share vLLM refuses at start-up: it needs the GPU's free memory to be at least
         ``gpu_memory_utilization`` of its total (``Free memory on device ... on startup is less
         than desired GPU memory utilization``), and its CUDA context already holds some, so 1
-        never starts; a value above 1 is told as a share (90 is 0.9)."""
+        never starts; a value above 1 is told as a share (90 is 0.9). The value is quoted as
+        written (``given``, before it is read as a float): ``0.99999999999999999999`` read
+        "(got 1)", a number not written, where the float it reads as is 1."""
+        value = handler(given)
         if value < 1:
             return value
+        got = _written_share(given, value)
         if value == 1:
-            raise ValueError("must be below 1 (got 1): vLLM refuses to start where the GPU's "
-                             "free memory is less than that share of its total, and its own "
-                             "CUDA context is already there; use at most 0.99")
+            raise ValueError(f"must be below 1 (got {got}): vLLM refuses to start where the "
+                             "GPU's free memory is less than that share of its total, and its "
+                             "own CUDA context is already there; use at most 0.99")
         share = f"{value / 100:.10g} for {value:.10g} %" if 10 <= value <= 100 else "such as 0.9"
-        raise ValueError(f"must be below 1 (got {value:.10g}): it is a share of the GPU's "
+        raise ValueError(f"must be below 1 (got {got}): it is a share of the GPU's "
                          f"memory, {share}")
 
     @model_validator(mode="after")
