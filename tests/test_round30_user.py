@@ -17,8 +17,10 @@ def test_disagg_says_what_its_score_is(tmp_path, monkeypatch, capsys):
     lines = disagg_lines(rows, 5, "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n", tmp_path,
                          monkeypatch, capsys)
     assert lines[3] == "best: 4P 1D (meets both SLOs; score 0.616)"
+    # round 49: and how the splits rank (a split that drops requests is starred, not "inf")
     assert lines[4] == ("score = worse of p99 TTFT and TPOT over their SLOs (TTFT 2 s, TPOT "
-                        "0.05 s): below 1 meets both; inf: the split drops requests")
+                        "0.05 s): below 1 meets both; splits rank by fewest dropped requests, "
+                        "then lowest score")
 
 
 def test_the_ignore_list_budget_counts_cpu_time_not_a_busy_machines_wall_clock():

@@ -7,10 +7,12 @@ import json
 
 import pytest
 from conftest import copy_folder
+from test_disagg_score_text import disagg_lines
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.cli import main
 from tiersim.cli.plan_choose import _parse_choose
+from tiersim.disagg import SplitResult
 from tiersim.errors import TiersimError
 
 
@@ -183,3 +185,25 @@ def test_a_gpu_memory_utilization_of_1_is_quoted_as_written(tmp_path, capsys, mo
                     f"(got {got}): vLLM refuses to start where the GPU's free memory is less "
                     "than that share of its total, and its own CUDA context is already there; "
                     "use at most 0.99")
+
+
+def test_disagg_splits_that_all_drop_show_the_scores_they_rank_by(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Every split of a tier whose max_model_len drops the same long requests (at any split)
+    read 'inf' in the score column and 'score inf' in the verdict, while the splits ranked by
+    their p99s: nothing told them apart. A split that drops shows the score of its p99s,
+    starred, and the legend says what the star and the ranking are."""
+    inf = float("inf")
+    rows = [SplitResult(0, 0, 0.024, 0.0212, 0.023, 0.0212, 100, inf, dropped=90),
+            SplitResult(1, 2, 0.038, 0.0235, 0.023, 0.0212, 100, inf, dropped=90),
+            SplitResult(2, 1, None, None, None, None, 0, inf, dropped=190)]
+    lines = disagg_lines(rows, 3, "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n", tmp_path,
+                         monkeypatch, capsys)
+    assert [line.split()[-1] for line in lines[1:4]] == ["0.212*", "0.235*", "-*"]
+    assert lines[4] == ("best: aggregated (drops 90 of the tier's requests, so it misses the "
+                        "SLOs; score 0.212*)")
+    assert lines[5] == ("score = worse of p99 TTFT and TPOT over their SLOs (TTFT 2 s, TPOT "
+                        "0.1 s): below 1 meets both; splits rank by fewest dropped requests, "
+                        "then lowest score; *: the split drops requests, so it misses the SLOs "
+                        "whatever its score, which is of the p99s of the requests it served")
+    assert "inf" not in "\n".join(lines)

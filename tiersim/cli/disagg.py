@@ -31,7 +31,7 @@ def disagg(
         provenance_lines,
         scenario_path,
     )
-    from tiersim.disagg import compare_splits, default_tier, other_tiers, score_text
+    from tiersim.disagg import compare_splits, default_tier, other_tiers
     from tiersim.scenario import DisaggConfig, load_scenario
 
     path = scenario_path(scenario)
@@ -54,35 +54,62 @@ def disagg(
                    f"{'; ' + other if other else ''}", err=True)
     echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'dropped':>8} {'score':>7}   (latencies in seconds)")
+    limits = (loaded.slo.ttft_p99_s, loaded.slo.tpot_p99_s)
     for r in rows:
         echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
                    f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
-                   f"{score_text(r.score):>7}")
+                   f"{_score_cell(r, limits):>7}")
     best = rows[0]
-    echo(f"best: {best.label} ({_verdict(best)}; score {score_text(best.score)})")
-    echo(_score_legend(loaded))
+    echo(f"best: {best.label} ({_verdict(best, limits)})")
+    echo(_score_legend(loaded, any(r.dropped for r in rows)))
     for line in provenance_lines(path):
         echo(line)
 
 
-def _score_legend(scenario) -> str:
+def _score_legend(scenario, drops: bool) -> str:
     """What the score column is, with the SLOs it divides by, as given
     (:func:`~tiersim.results.as_given`; the plan prints the same words,
-    :data:`tiersim.metrics.SCORE_WORDS`)."""
+    :data:`tiersim.metrics.SCORE_WORDS`), how the splits rank, and, where some split drops
+    requests (``drops``), what its starred score is."""
     from tiersim.metrics import SCORE_WORDS
     from tiersim.results import as_given
 
     slo = scenario.slo
-    return (f"{SCORE_WORDS} (TTFT {as_given(slo.ttft_p99_s)} s, TPOT "
-            f"{as_given(slo.tpot_p99_s)} s): below 1 meets both; inf: the split drops requests")
+    text = (f"{SCORE_WORDS} (TTFT {as_given(slo.ttft_p99_s)} s, TPOT "
+            f"{as_given(slo.tpot_p99_s)} s): below 1 meets both; splits rank by fewest dropped "
+            "requests, then lowest score")
+    if drops:
+        text += ("; *: the split drops requests, so it misses the SLOs whatever its score, "
+                 "which is of the p99s of the requests it served")
+    return text
 
 
-def _verdict(row) -> str:
-    """Whether a split meets the SLOs, in words: a dropped request misses them whatever the
-    latencies of the rest."""
+def _score_cell(row, limits) -> str:
+    """A split's score as the table prints it: a split that drops requests scores infinity
+    (it misses the SLOs), which told splits that all drop the same requests (longer than the
+    tier's context, at every split) nothing, every one 'inf' while they ranked by their p99s;
+    it shows the score of its p99s, the one it ranks by among splits that drop as many,
+    starred (``-*`` where no request it served has a latency)."""
+    from tiersim.disagg import score_text
+    from tiersim.metrics import split_rank
+
+    if not row.dropped:
+        return score_text(row.score)
+    if row.ttft_p99_s is None and row.tpot_p99_s is None:
+        return "-*"
+    return score_text(split_rank(row.ttft_p99_s, row.tpot_p99_s, limits, row.dropped)[1]) + "*"
+
+
+def _verdict(row, limits) -> str:
+    """Whether a split meets the SLOs, in words, and its score: a dropped request misses them
+    whatever the latencies of the rest (its score is then of the requests it served)."""
+    from tiersim.disagg import score_text
+
     if row.dropped:
-        return f"drops {row.dropped:,} of the tier's requests, so it misses the SLOs"
-    return "meets both SLOs" if row.score < 1 else "misses an SLO"
+        return (f"drops {row.dropped:,} of the tier's requests, so it misses the SLOs; score "
+                f"{_score_cell(row, limits)}")
+    verdict = "meets both SLOs" if row.score < 1 else "misses an SLO"
+    return f"{verdict}; score {score_text(row.score)}"
 
 
 def _cell(value: float | None, digits: int) -> str:
