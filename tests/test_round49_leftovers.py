@@ -207,3 +207,19 @@ def test_disagg_splits_that_all_drop_show_the_scores_they_rank_by(tmp_path, monk
                         "then lowest score; *: the split drops requests, so it misses the SLOs "
                         "whatever its score, which is of the p99s of the requests it served")
     assert "inf" not in "\n".join(lines)
+
+
+def test_the_estimated_savings_name_the_cost_they_are_in(manifested_run, tmp_path, capsys):
+    """With --no-baselines the estimated-savings table said 'cost model: attributed' under a
+    provisioned headline, as though the run were costed so: the estimate scales each tier's
+    per-token attributed cost whatever the run's cost model. The row now says so."""
+    folder = copy_folder(manifested_run, tmp_path / "r")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (summary["cost_model"], summary["savings"]["method"],
+            summary["savings"]["cost_model"]) == ("provisioned", "estimated", "attributed")
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
+    page = (folder / "report.html").read_text()
+    assert ("<td>cost model</td><td>attributed (modelled busy GPU time x $/GPU-hour), not this "
+            "run&#x27;s provisioned cost: the estimate scales each tier&#x27;s per-token "
+            "attributed cost</td>") in page

@@ -437,7 +437,7 @@ def savings_section(run: RunResult) -> str:
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
     summary = table(["item", "value"], [
-        ["cost model", s.cost_model], ["method", s.method],
+        ["cost model", _savings_cost_model(run, s)], ["method", s.method],
         ["accuracy floor", run.floor_words()],
         *([["accuracy of the uniform fleets", said.removeprefix("accuracy from ")]]
           if (said := run.uniform_accuracy_words()) else []),
@@ -455,6 +455,18 @@ def savings_section(run: RunResult) -> str:
                      run.accuracy_label, "cost (USD)",
                      *(["cost (USD per hour)"] if s.shows_rates else [])], rows)
             + closed_form_note(run))
+
+
+def _savings_cost_model(run: RunResult, s) -> str:
+    """The cost model the savings are in: the run's, or, for an estimate under another (it
+    scales each tier's per-token attributed cost, whatever the cost model), that one named as
+    not the run's: "cost model: attributed" stood under a provisioned headline, as though the
+    run were costed so."""
+    if s.cost_model == run.cost_model:
+        return s.cost_model
+    how = f" ({ATTRIBUTED_WORDS})" if s.cost_model == "attributed" else ""
+    return (f"{s.cost_model}{how}, not this run's {run.cost_model} cost: the estimate scales "
+            "each tier's per-token attributed cost")
 
 
 def _saved(frac: float | None, usd: float | None) -> Percent | str | None:
