@@ -114,8 +114,8 @@ __all__ = [
     "SpeculativeConfig", "TierConfig", "TooManyValues", "TraceConfig", "boolean_problem",
     "check_layouts", "check_scenario", "check_size", "dump_yaml", "explain_errors", "file_keys",
     "file_places", "format_loc", "key_path", "keys_given_as", "line_in", "line_of", "load_scenario",
-    "located", "misspelt_number", "model_places", "near_whole_number", "read_yaml",
-    "read_yaml_value", "refuse_non_map", "refuse_text_numbers", "resolve_file_ref",
+    "located", "misspelt_number", "model_places", "near_whole_number", "number_problem",
+    "read_yaml", "read_yaml_value", "refuse_non_map", "refuse_text_numbers", "resolve_file_ref",
     "resolve_model_ref", "scenario_from_dict", "shown_name", "unread_scheduler_keys",
     "without_quotes", "written_text",
 ]
@@ -183,37 +183,56 @@ def boolean_problem(data: Any, root: yaml.Node | None = None) -> tuple[Loc, str]
     why that is refused; a field that takes a name too (``router.tier``: a tier's name or
     index) says so, and names an unquoted word YAML read as a boolean (``yes``) with the
     quotes it needs (any such word, where no node tree ``root`` tells which was written)."""
-    annotations: list[Any] = []
+    return _first_problem(data, root, (_BOOLEAN,))
 
-    def test(annotation: Any, value: Any, _: Loc) -> Loc | None:
-        if _wants_number(annotation) and _has_bool(value):
-            annotations.append(annotation)
-            return ()
-        return None
 
-    where = _walk_fields(data, Scenario, (), test)
-    if where is None:
+def number_problem(data: Any, root: yaml.Node | None = None,
+                   boolean: bool = True) -> tuple[Loc, str] | None:
+    """The first problem of the raw scenario ``data`` with a number, and why, found in one walk
+    over it: a YAML boolean for a number (:func:`boolean_problem`; with ``boolean``), then
+    quoted text for one (``replicas: "2"``; only with the file's node tree ``root``), then a
+    number misspelt (:func:`misspelt_number`), then one whole only as a float
+    (:func:`near_whole_number`): the kind first in that order is told, at the first place it
+    is found; None if none is."""
+    checks = (_BOOLEAN,) if boolean else ()
+    return _first_problem(data, root, (*checks, _TEXT, _MISSPELT, _NEAR_WHOLE))
+
+
+_BOOLEAN, _TEXT, _MISSPELT, _NEAR_WHOLE = "boolean", "text", "misspelt", "near whole"
+"""The kinds of :func:`number_problem`, in the order one is told before the next."""
+
+_IN_VALUES = frozenset({_TEXT, _MISSPELT, _NEAR_WHOLE})
+"""The kinds found in a field's value (a list item, a mapping value), not by its type alone."""
+
+
+def _first_problem(data: Any, root: yaml.Node | None,
+                   kinds: tuple[str, ...]) -> tuple[Loc, str] | None:
+    """The problem of the first of ``kinds`` (:func:`number_problem`'s) that the raw scenario
+    ``data`` has, at the first place it is found, and why; None if none."""
+    pending = set(kinds) - ({_TEXT} if root is None else set())  # no tree tells quoted text
+    found: dict[str, Any] = {}
+    _walk_fields(data, Scenario, (), root, pending, found)
+    kind = next((kind for kind in kinds if kind in found), None)
+    if kind is None:
         return None
-    if not any(kind is str for kind in _members(annotations[0])):
+    where = found[kind]
+    if kind == _BOOLEAN:
+        return _boolean_words(*where, root)
+    if kind == _TEXT:
+        return where, _text_for_number(data, where, root)
+    if kind == _MISSPELT:
+        return where, misspelt(_value_at(data, where).strip())
+    return where, not_whole_words(_value_at(data, where).text)
+
+
+def _boolean_words(where: Loc, annotation: Any, root: yaml.Node | None) -> tuple[Loc, str]:
+    """Why the YAML boolean at ``where`` (a field typed ``annotation``) is refused
+    (:func:`boolean_problem`)."""
+    if not any(kind is str for kind in _members(annotation)):
         return where, "a number is expected here, not a YAML boolean (true/false)"
     reading = _yaml_reading(root, where) if root is not None else (
         "; YAML reads unquoted yes, no, on and off as booleans: quote a name ('no')")
     return where, f"a name or a number is expected here, not a YAML boolean (true/false){reading}"
-
-
-def _text_number(data: Any, model: type[BaseModel], root: yaml.Node | None) -> Loc | None:
-    """Where the raw ``data`` of ``model`` holds quoted text for a number (pydantic would read
-    ``replicas: "2"`` as 2), or None: a field, list item or mapping value whose type takes a
-    number and no text, written in quotes (or as a block scalar) in the file whose node tree is
-    ``root``. A plain scalar YAML 1.1 reads as text (``010``, ``1e-3``) is a number as written
-    (see :data:`~tiersim.scenario_yaml._PLAIN_NUMBER`); without a node tree nothing is refused."""
-    if root is None:
-        return None
-
-    def quoted(annotation: Any, value: Any, at: Loc) -> Loc | None:
-        return _number_as_text(annotation, value, lambda sub: _is_quoted(root, at + sub))
-
-    return _walk_fields(data, model, (), quoted)
 
 
 def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
@@ -239,40 +258,128 @@ def misspelt_number(data: Any) -> tuple[Loc, str] | None:
     """Where the raw scenario ``data`` holds, for a field that takes only a number, text that
     reads as a number some other way (``1__0``, ``010``, ``1:30``, ``0x10``), and why, with
     the number to write (:func:`tiersim.numbers.misspelt`); None if nowhere."""
-
-    def misspelling(annotation: Any, value: Any, _: Loc) -> Loc | None:
-        return _number_as_text(annotation, value, lambda sub: misspelt(
-            _value_at(value, sub).strip()) is not None)
-
-    where = _walk_fields(data, Scenario, (), misspelling)
-    return None if where is None else (where, misspelt(_value_at(data, where).strip()))
+    return _first_problem(data, None, (_MISSPELT,))
 
 
-def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, test) -> Loc | None:
-    """The first place in the raw ``data`` of ``model`` where ``test(annotation, value,
-    place)`` finds a problem (it returns the place under the field's, or None); walks nested
-    models."""
-    if not isinstance(data, dict):
-        return None
+@functools.cache
+def _fields_of(model: type[BaseModel]) -> dict[str, tuple[Any, bool, type[BaseModel] | None]]:
+    """``model``'s fields by name and by alias (an alias wins over another field's name):
+    ``(type, whether it takes a number and no boolean, the one model it holds or None)``."""
     fields = {name: f for name, f in model.model_fields.items()}
     fields.update({f.alias: f for f in model.model_fields.values() if f.alias})
+    facts = {}
+    for key, field in fields.items():
+        models = _models_in(field.annotation)
+        facts[key] = (field.annotation, _wants_number(field.annotation),
+                      models[0] if len(models) == 1 else None)
+    return facts
+
+
+def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, root: yaml.Node | None,
+                 pending: set[str], found: dict[str, Any]) -> None:
+    """Walk the raw ``data`` of ``model`` (and of the models it holds) once, for the kinds of
+    :func:`number_problem` still ``pending``: each one's first place (for a boolean, with the
+    field's type) goes into ``found``, and out of ``pending``. A field's own value is looked at
+    before the models it holds, each field's in the order the data gives them."""
+    if not isinstance(data, dict):
+        return
+    fields = _fields_of(model)
     for key, value in data.items():
         field = fields.get(key)
         if field is None:
             continue
-        found = test(field.annotation, value, loc + (key,))
-        if found is not None:
-            return loc + (key, *found)
-        models = _models_in(field.annotation)
-        if len(models) != 1:
+        annotation, wants_number, held = field
+        at = loc + (key,)
+        if wants_number and _BOOLEAN in pending and _has_bool(value):
+            found[_BOOLEAN] = (at, annotation)
+            pending.discard(_BOOLEAN)
+        if not pending.isdisjoint(_IN_VALUES):
+            _numbers_in(annotation, value, at, (), root, pending, found)
+        if not pending:
+            return
+        if held is None:
             continue
         items = enumerate(value) if isinstance(value, list) else [(None, value)]
         for i, item in items:
-            at = loc + (key,) if i is None else loc + (key, i)
-            found = _walk_fields(item, models[0], at, test)
-            if found is not None:
-                return found
-    return None
+            _walk_fields(item, held, at if i is None else at + (i,), root, pending, found)
+            if not pending:
+                return
+
+
+def _numbers_in(annotation: Any, value: Any, at: Loc, sub: Loc, root: yaml.Node | None,
+                pending: set[str], found: dict[str, Any]) -> None:
+    """Look at ``value`` (at ``at + sub``, of type ``annotation``) and the list items and
+    mapping values under it for the kinds in ``pending`` that a value shows: text where the
+    type takes only a number (in quotes in the file whose node tree is ``root``, or misspelt:
+    ``010``), and a :class:`~tiersim.scenario_yaml.NearWhole` where it takes only a whole one.
+    A plain scalar YAML 1.1 reads as text (``010``, ``1e-3``) is a number as written (see
+    :data:`~tiersim.scenario_yaml._PLAIN_NUMBER`). Nested models are left to
+    :func:`_walk_fields`."""
+    facts = _type_facts(annotation)
+    if isinstance(value, str):
+        if facts.number_only:
+            if _TEXT in pending and _is_quoted(root, at + sub):
+                found[_TEXT] = at + sub
+                pending.discard(_TEXT)
+            if _MISSPELT in pending and misspelt(value.strip()) is not None:
+                found[_MISSPELT] = at + sub
+                pending.discard(_MISSPELT)
+        return
+    if isinstance(value, NearWhole):
+        if facts.whole_only and _NEAR_WHOLE in pending:
+            found[_NEAR_WHOLE] = at + sub
+            pending.discard(_NEAR_WHOLE)
+        return
+    if not facts.numbers:  # no number anywhere under this type
+        return
+    items = (enumerate(value) if isinstance(value, list)
+             else value.items() if isinstance(value, dict) else ())
+    for i, item in items:
+        for kind in facts.kinds:
+            _numbers_in(_item_type(kind, value, i), item, at, (*sub, i), root, pending, found)
+            if pending.isdisjoint(_IN_VALUES):
+                return
+
+
+class _TypeFacts(typing.NamedTuple):
+    """What :func:`_numbers_in` asks of a type, worked out once per type."""
+
+    kinds: tuple[Any, ...]
+    """The types it is made of (:func:`_members`)."""
+    number_only: bool
+    """Text there is refused: it takes a number and no text (no ``str``, ``Any`` or text
+    ``Literal``)."""
+    whole_only: bool
+    """It takes whole numbers (``int``) and no float."""
+    numbers: bool
+    """Some type in it, at any depth, is ``int`` or ``float``: else nothing under a value of it
+    is refused."""
+
+
+def _type_facts(annotation: Any) -> _TypeFacts:
+    """:class:`_TypeFacts` of ``annotation``, kept (the scenario's types are few and live as
+    long as the program); worked out each time for a type that cannot be kept (unhashable)."""
+    try:
+        return _kept_type_facts(annotation)
+    except TypeError:
+        return _type_facts_of(annotation)
+
+
+def _type_facts_of(annotation: Any) -> _TypeFacts:
+    """:class:`_TypeFacts` of ``annotation``, worked out."""
+    kinds = tuple(_members(annotation))
+    text = any(k is str or k is Any or (typing.get_origin(k) is Literal and any(
+        isinstance(a, str) for a in typing.get_args(k))) for k in kinds)
+    numbers, stack = False, [annotation]
+    while stack and not numbers:
+        kind = stack.pop()
+        numbers = kind in (int, float)
+        stack.extend(typing.get_args(kind))
+    return _TypeFacts(kinds, not text and any(k in (int, float) for k in kinds),
+                      int in kinds and float not in kinds, numbers)
+
+
+_kept_type_facts = functools.cache(_type_facts_of)
 
 
 def _members(annotation: Any) -> list[Any]:
@@ -283,26 +390,6 @@ def _members(annotation: Any) -> list[Any]:
     if origin in (typing.Union, types.UnionType):
         return [m for arg in typing.get_args(annotation) for m in _members(arg)]
     return [annotation]
-
-
-def _number_as_text(annotation: Any, value: Any, counts, sub: Loc = ()) -> Loc | None:
-    """Where ``value`` holds text that ``annotation`` can only take as a number and that
-    ``counts(place)`` (the place under ``value``) says to refuse: ``()`` for ``value`` itself,
-    else the list index or mapping key under it; None if nowhere."""
-    kinds = _members(annotation)
-    if isinstance(value, str):
-        text = any(k is str or k is Any or (typing.get_origin(k) is Literal and any(
-            isinstance(a, str) for a in typing.get_args(k))) for k in kinds)
-        wanted = not text and any(k in (int, float) for k in kinds)
-        return sub if wanted and counts(sub) else None
-    items = (enumerate(value) if isinstance(value, list)
-             else value.items() if isinstance(value, dict) else ())
-    for i, item in items:
-        for kind in kinds:
-            found = _number_as_text(_item_type(kind, value, i), item, counts, (*sub, i))
-            if found is not None:
-                return found
-    return None
 
 
 def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
@@ -334,14 +421,9 @@ def refuse_text_numbers(data: Any, source: str, root: yaml.Node | None) -> None:
     """Refuse, at its line, quoted text where the scenario takes a number (``replicas: "2"``,
     which pydantic would read as 2), as :func:`load_scenario` does; ``root``: the file's node
     tree (:func:`~tiersim.scenario_yaml.read_yaml`). For a reader that validates the data later
-    without it (a sweep validates each point from a dict)."""
-    where = _text_number(data, Scenario, root)
-    if where is not None:
-        raise ScenarioError(source, _where(where, root), _text_for_number(data, where, root))
-    problem = misspelt_number(data)
-    if problem is not None:
-        raise ScenarioError(source, _where(problem[0], root), problem[1])
-    problem = near_whole_number(data)
+    without it (a sweep validates each point from a dict). A number misspelt, or whole only as
+    a float where a whole one goes, is refused too (:func:`number_problem`)."""
+    problem = number_problem(data, root, boolean=False)
     if problem is not None:
         raise ScenarioError(source, _where(problem[0], root), problem[1])
 
@@ -350,26 +432,7 @@ def near_whole_number(data: Any) -> tuple[Loc, str] | None:
     """Where the raw scenario ``data`` holds, for a field that takes only whole numbers, a
     number whole only as a float (``replicas: 1.99999999999999999999``, which pydantic took as
     2), and why; None if nowhere."""
-    where = _walk_fields(data, Scenario, (), lambda annotation, value, _: _near_whole(
-        annotation, value))
-    return None if where is None else (where, not_whole_words(_value_at(data, where).text))
-
-
-def _near_whole(annotation: Any, value: Any, sub: Loc = ()) -> Loc | None:
-    """Where ``value`` holds a :class:`~tiersim.scenario_yaml.NearWhole` (a number whole only
-    as a float) that ``annotation`` takes as a whole number only: ``()`` for ``value`` itself,
-    else the list index or mapping key under it; None if nowhere."""
-    kinds = _members(annotation)
-    if isinstance(value, NearWhole):
-        return sub if int in kinds and float not in kinds else None
-    items = (enumerate(value) if isinstance(value, list)
-             else value.items() if isinstance(value, dict) else ())
-    for i, item in items:
-        for kind in kinds:
-            found = _near_whole(_item_type(kind, value, i), item, (*sub, i))
-            if found is not None:
-                return found
-    return None
+    return _first_problem(data, None, (_NEAR_WHOLE,))
 
 
 def scenario_from_dict(data: dict, source_name: str) -> Scenario:
@@ -380,10 +443,9 @@ def scenario_from_dict(data: dict, source_name: str) -> Scenario:
 def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
     """Build the Scenario, then run the checks that need the hardware catalogue."""
     refuse_non_map(data, source, root)
-    boolean = boolean_problem(data, root)
-    if boolean is not None:
-        raise ScenarioError(source, _where(boolean[0], root), boolean[1])
-    refuse_text_numbers(data, source, root)
+    problem = number_problem(data, root)  # a boolean, quoted or misspelt number: one walk
+    if problem is not None:
+        raise ScenarioError(source, _where(problem[0], root), problem[1])
     _refuse_unnameable_files(data, source, root)
     try:
         scenario = Scenario.model_validate(data)
