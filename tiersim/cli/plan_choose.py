@@ -136,13 +136,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
     from tiersim.errors import yaml_written
     from tiersim.plan.evaluate import set_dotted
     from tiersim.routing.config import RouterConfig
-    from tiersim.scenario import (
-        boolean_problem,
-        explain_errors,
-        format_loc,
-        misspelt_number,
-        near_whole_number,
-    )
+    from tiersim.scenario import explain_errors, format_loc, number_problem
 
     paths = list(choose or {})
     for values in itertools.product(*(choose or {}).values()):
@@ -156,8 +150,7 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
                 raise TiersimError(f"--choose {err}") from None
         said = cut(" ".join(f"{p}={yaml_written(v)}" for p, v in zip(paths, values, strict=True)))
         # pydantic reads tier: no as tier 0, and floor: 010 as 10
-        problem = (boolean_problem({"router": doc}) or misspelt_number({"router": doc})
-                   or near_whole_number({"router": doc}))
+        problem = number_problem({"router": doc})  # a boolean, then misspelt, near-whole
         if problem is not None:
             raise TiersimError(f"--choose {said}: {format_loc(problem[0])}: {problem[1]}")
         try:
