@@ -6,8 +6,9 @@ here, on bundled scenarios read once (the YAML parse is left out):
 
 - ``raw checks``: the checks of the raw data before pydantic reads it, as a file's load runs
   them (a YAML boolean, quoted text, a misspelt or near-whole number where a number goes:
-  :func:`tiersim.scenario.boolean_problem` and :func:`tiersim.scenario.refuse_text_numbers`
-  with the file's node tree);
+  :func:`tiersim.scenario.number_problem` with the file's node tree, one walk; in a tiersim
+  without it, :func:`tiersim.scenario.boolean_problem` and
+  :func:`tiersim.scenario.refuse_text_numbers`, four walks);
 - ``load``: the whole validation of the file's data with its node tree (what
   :func:`tiersim.scenario.load_scenario` does after reading the YAML);
 - ``sweep point``: :func:`tiersim.scenario.scenario_from_dict` of one sweep point (the base
@@ -52,8 +53,11 @@ def raw_checks(data, source: str, root) -> None:
     """The raw-data checks a file's load runs before pydantic (none refuses a bundled file)."""
     from tiersim import scenario as sc
 
-    assert sc.boolean_problem(data, root) is None
-    sc.refuse_text_numbers(data, source, root)
+    if hasattr(sc, "number_problem"):
+        assert sc.number_problem(data, root) is None
+    else:  # before the checks were one walk (to compare)
+        assert sc.boolean_problem(data, root) is None
+        sc.refuse_text_numbers(data, source, root)
 
 
 def main() -> None:
