@@ -201,6 +201,11 @@ def number_problem(data: Any, root: yaml.Node | None = None,
 _BOOLEAN, _TEXT, _MISSPELT, _NEAR_WHOLE = "boolean", "text", "misspelt", "near whole"
 """The kinds of :func:`number_problem`, in the order one is told before the next."""
 
+_TOLD_BEFORE = {kind: frozenset(after) for kind, after in (
+    (_BOOLEAN, (_BOOLEAN, _TEXT, _MISSPELT, _NEAR_WHOLE)), (_TEXT, (_TEXT, _MISSPELT, _NEAR_WHOLE)),
+    (_MISSPELT, (_MISSPELT, _NEAR_WHOLE)), (_NEAR_WHOLE, (_NEAR_WHOLE,)))}
+"""Each kind, and those it is told before: once it is found, none of them is looked for."""
+
 _IN_VALUES = frozenset({_TEXT, _MISSPELT, _NEAR_WHOLE})
 """The kinds found in a field's value (a list item, a mapping value), not by its type alone."""
 
@@ -279,8 +284,9 @@ def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, root: yaml.Node | 
                  pending: set[str], found: dict[str, Any]) -> None:
     """Walk the raw ``data`` of ``model`` (and of the models it holds) once, for the kinds of
     :func:`number_problem` still ``pending``: each one's first place (for a boolean, with the
-    field's type) goes into ``found``, and out of ``pending``. A field's own value is looked at
-    before the models it holds, each field's in the order the data gives them."""
+    field's type) goes into ``found``, and it and the kinds it is told before out of
+    ``pending`` (:data:`_TOLD_BEFORE`). A field's own value is looked at before the models it
+    holds, each field's in the order the data gives them."""
     if not isinstance(data, dict):
         return
     fields = _fields_of(model)
@@ -292,7 +298,7 @@ def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, root: yaml.Node | 
         at = loc + (key,)
         if wants_number and _BOOLEAN in pending and _has_bool(value):
             found[_BOOLEAN] = (at, annotation)
-            pending.discard(_BOOLEAN)
+            pending -= _TOLD_BEFORE[_BOOLEAN]
         if not pending.isdisjoint(_IN_VALUES):
             _numbers_in(annotation, value, at, (), root, pending, found)
         if not pending:
@@ -320,15 +326,15 @@ def _numbers_in(annotation: Any, value: Any, at: Loc, sub: Loc, root: yaml.Node 
         if facts.number_only:
             if _TEXT in pending and _is_quoted(root, at + sub):
                 found[_TEXT] = at + sub
-                pending.discard(_TEXT)
+                pending -= _TOLD_BEFORE[_TEXT]
             if _MISSPELT in pending and misspelt(value.strip()) is not None:
                 found[_MISSPELT] = at + sub
-                pending.discard(_MISSPELT)
+                pending -= _TOLD_BEFORE[_MISSPELT]
         return
     if isinstance(value, NearWhole):
         if facts.whole_only and _NEAR_WHOLE in pending:
             found[_NEAR_WHOLE] = at + sub
-            pending.discard(_NEAR_WHOLE)
+            pending -= _TOLD_BEFORE[_NEAR_WHOLE]
         return
     if not facts.numbers:  # no number anywhere under this type
         return
