@@ -61,6 +61,7 @@ def raw_checks(data, source: str, root) -> None:
 
 
 def main() -> None:
+    """Time the raw checks, a load and a sweep point of the bundled scenarios; print us per call."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=9)
