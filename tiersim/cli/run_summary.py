@@ -30,13 +30,32 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     for line in prefix_lines(result) + prefix_source_lines(result):
         console.print(line)
     if result.savings is not None and result.savings.method == "simulated":
-        console.print(baseline_table(result))
+        print_whole(console, baseline_table(result))
     for extra_table in agentic_tables(result):
         console.print(extra_table)
     if out is not None:
         extra = ", report.html" if report else ""
         console.print(f"wrote {escaped(out)}/requests.parquet, summary.json, "
                       f"timeseries.parquet, scenario.yaml, manifest.json{extra}")
+
+
+def print_whole(console, table) -> None:
+    """Print ``table`` on ``console``, on a console as wide as its narrowest layout where that
+    is wider: rich fits a table wider than the console by shrinking its one column that wraps
+    to nothing and cutting the rest at the edge. The uniform fleets table, all of whose columns
+    but the accuracy are kept whole, needs 105 columns for three tiers' "1 x 1 + 1 x 1 + 1 x 1"
+    and 113 for four: at the console's 100, ``routing``'s table read "USD/h" and "the scena"
+    with no right edge, and ``plan_default``'s had no accuracy column at all."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    from tiersim.cli.width import MAX_COLUMNS
+
+    need = Measurement.get(console, console.options.update(width=MAX_COLUMNS), table).minimum
+    if need <= console.width:
+        console.print(table)
+        return
+    Console(width=min(need, MAX_COLUMNS), markup=False, file=console.file).print(table)
 
 
 fmt = figure_text
