@@ -551,3 +551,27 @@ def test_the_console_table_reader_joins_wrapped_rows():
             "│ router (floor): FPR / FNR / │ 1 % / 2 % / 0 % │\n│ escalated │  │\n└─┴─┘\n")
     assert console_table(text, "tiersim run")[1] == ["router (floor): FPR / FNR / escalated",
                                                      "1 % / 2 % / 0 %"]
+
+
+def test_the_tier_tables_say_their_requests_include_the_dropped(tiny_run):
+    """A tier's requests are those whose last tier it was, dropped or answered (so the tiers
+    sum to the run's requests), and its p99s are over those it answered. tiny with both tiers'
+    max_model_len cut (2,048 and 4,096) drops 50 of its 317 requests, 22 on W4A16 and 28 on
+    BF16: the headline read "317 (267 / 50)" and the tier table "w4a16 91", "bf16 226", with
+    nothing saying 22 and 28 of those were dropped. The console's tier table and the report's
+    say it under the table; a run that dropped nothing says nothing."""
+    from tiersim.cli.run_summary import tier_table
+    from tiersim.report.page import run_headline
+
+    out, _ = tiny_run
+    run = RunResult.read(out / "summary.json")
+    assert run.tier_dropped_words() is None
+    w4a16, bf16 = run.tiers
+    run = dataclasses.replace(run, tiers=(dataclasses.replace(w4a16, dropped=22),
+                                          dataclasses.replace(bf16, dropped=28)))
+    words = ("requests include the 50 dropped (w4a16 22, bf16 28); each tier's p99s are over "
+             "those it answered")
+    assert run.tier_dropped_words() == words
+    assert tier_table(run).caption.splitlines()[-1] == words
+    assert (" Requests include the 50 dropped (w4a16 22, bf16 28); each tier&#x27;s p99s are "
+            "over those it answered.</p>") in run_headline(run)

@@ -275,6 +275,21 @@ class RunResult:
         found = {t.name: t.accuracy_source for t in self.tiers if t.accuracy_source}
         return " + ".join(accuracy_words(found)) if found else self.sources.accuracy
 
+    def tier_dropped_words(self) -> str | None:
+        """What the tier tables' request counts hold besides the answered requests: a tier's
+        requests are those whose last tier it was, answered or dropped, so the tiers sum to the
+        run's requests, and its p99s are over those it answered. "requests include the 50
+        dropped (w4a16 22, bf16 28); each tier's p99s are over those it answered" where a tier
+        dropped any (the console's tier table and the report's put it under the table: before,
+        a tier of 91 requests, 22 of them dropped, read 91 beside the headline's "317 (267 /
+        50)" and said nothing of them); None where none was."""
+        dropped = [(t.name, t.dropped) for t in self.tiers if t.dropped]
+        if not dropped:
+            return None
+        each = ", ".join(f"{name} {count:,}" for name, count in dropped)
+        return (f"requests include the {sum(count for _, count in dropped):,} dropped ({each}); "
+                "each tier's p99s are over those it answered")
+
     def missed_words(self) -> str | None:
         """What the run's fleet missed of what its uniform baselines are held to (its savings'
         ``missed``), with the figures that missed: each p99 over its SLO at 3 significant

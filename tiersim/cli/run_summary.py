@@ -313,6 +313,7 @@ def tier_table(r: RunResult):
             fmt(t.cost_usd), fmt(t.attributed_cost_usd),
         )
     steps = "; ".join(f"{t.name}: {t.step_time_source}" for t in r.tiers)
-    table.caption = f"step times from {steps}"
+    dropped = r.tier_dropped_words()
+    table.caption = f"step times from {steps}" + ("" if dropped is None else f"\n{dropped}")
     table.caption_justify = "left"
     return table

@@ -343,9 +343,12 @@ def run_headline(run: RunResult) -> str:
         [[t.label, t.requests, percent(t.share),
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+    dropped = run.tier_dropped_words()  # the tiers' requests count their dropped ones too
     out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
             f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
-            f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}.</p>")
+            f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}."
+            f"{'' if dropped is None else ' ' + page_text(dropped[0].upper() + dropped[1:]) + '.'}"
+            "</p>")
     r = run.router
     # an accuracy is shown to 4 figures, as the console prints it; a floor missed by less than
     # 4 figures show, with the accuracy, to the figures that tell them apart (both read 0.944
