@@ -575,3 +575,17 @@ def test_the_tier_tables_say_their_requests_include_the_dropped(tiny_run):
     assert tier_table(run).caption.splitlines()[-1] == words
     assert (" Requests include the 50 dropped (w4a16 22, bf16 28); each tier&#x27;s p99s are "
             "over those it answered.</p>") in run_headline(run)
+
+
+def test_the_reports_uniform_fleets_are_in_the_consoles_order(tiny_run):
+    """The uniform fleets read back from summary.json (whose keys are sorted) come in the run's
+    tier order, cheapest first, as the console printed them: the report listed tiny's bf16
+    above w4a16 (the default job's bf16 above fp8) where the console lists w4a16 first, and
+    the routed row's "1 + 1" (default's "10 + 7": fp8's 10, bf16's 7) is in tier order."""
+    out, console = tiny_run
+    fleets = [row[0].removeprefix("all ") for row in console_table(console, "uniform fleets")[1:]]
+    page = _Page((out / "report.html").read_text(encoding="utf-8"))
+    assert fleets == ["w4a16", "bf16", "routed (this run)"]
+    assert [row[0] for row in page.table("Savings (uniform fleets simulated)", "fleet")[1:]] == (
+        fleets)
+    assert [u.tier for u in RunResult.read(out / "summary.json").savings.uniform] == fleets[:2]

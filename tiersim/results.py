@@ -427,9 +427,15 @@ def _run_from(data: dict) -> RunResult:
         if not isinstance(fleets, dict):
             raise TypeError(f"'savings.uniform' must map tier names to objects, got "
                             f"{shown(fleets)}")
-        uniform = tuple(_build(UniformBaseline, {**_object(u, f"savings.uniform.{name}"),
+        # the run's tiers first, cheapest first, as the run printed them (the JSON object's
+        # keys are sorted: the report listed default's uniform bf16 above fp8, the console fp8
+        # above bf16, and the routed row's "10 + 7" below them is fp8's 10, bf16's 7)
+        rank = {name: k for k, name in enumerate(order)}
+        named = sorted(fleets, key=lambda name: rank.get(name, len(rank)))
+        uniform = tuple(_build(UniformBaseline, {**_object(fleets[name],
+                                                           f"savings.uniform.{name}"),
                                                  "tier": name}, at=f"savings.uniform.{name}")
-                        for name, u in fleets.items())
+                        for name in named)
         savings = _build(SavingsResult, s, uniform=uniform)
     sources = _build(Sources, data["sources"])
     profile_data = data["profile"]
