@@ -589,3 +589,69 @@ def test_the_reports_uniform_fleets_are_in_the_consoles_order(tiny_run):
     assert [row[0] for row in page.table("Savings (uniform fleets simulated)", "fleet")[1:]] == (
         fleets)
     assert [u.tier for u in RunResult.read(out / "summary.json").savings.uniform] == fleets[:2]
+
+
+def test_a_cascades_rates_are_its_requests_and_draws(tmp_path):
+    """The bundled cascade (NVFP4 -> BF16 on a noisy confidence signal, three request types):
+    its escalation rate is the share of requests.parquet's escalated rows, its tiers' passes
+    are every first pass on NVFP4 and every escalation on BF16, and its FPR, FNR and accuracy
+    are the realised draws' (A_cheap + p_need (1 - FPR) - q, as for routing_example)."""
+    out = tmp_path / "cascade"
+    done = run_cli("run", "cascade", "--out", str(out), "--no-baselines", "--no-report")
+    assert done.returncode == 0, done.stderr
+    s = json.loads((out / "summary.json").read_text())
+    rq = pd.read_parquet(out / "requests.parquet")
+    assert parquet_problems(out) == []
+    assert math.isclose(s["router"]["escalation_rate"], rq.escalated.mean(), **close)
+    assert s["tiers"]["nvfp4"]["passes"] == int((rq.tier == "nvfp4").sum() - rq.refused.sum())
+    assert s["tiers"]["bf16"]["passes"] == int(rq.escalated.sum())
+    df, names = realised_draws(SCENARIOS / "cascade.yaml")
+    assert names == ["nvfp4", "bf16"]
+    right = np.column_stack([df[f"correct_{n}"].to_numpy(float) for n in names])
+    final = rq.final_tier.map({n: k for k, n in enumerate(names)}).to_numpy()
+    need = (right[:, 0] < right[:, 1]).astype(int)
+    fp = ((final < need) & (need == 1)).sum() / (need == 1).sum()
+    fn = ((final > need) & (need == 0)).sum() / (need == 0).sum()
+    assert math.isclose(s["router"]["fpr"], fp, **close)
+    assert math.isclose(s["router"]["fnr"], fn, **close)
+    q = ((final == 1) & (right[:, 0] > right[:, 1])).mean()
+    assert math.isclose(s["accuracy"], right[:, 0].mean() + (need == 1).mean() * (1 - fp) - q,
+                        **close)
+
+
+def test_an_agentic_runs_task_figures_are_its_steps(tmp_path):
+    """The bundled agentic run: each per-task figure is recomputed from requests.parquet's
+    steps (a task's latency is its first arrival to its last finish, its success the product
+    of its steps' correctness, its cost its steps' share of the headline cost), and each step
+    type's count, accuracy and final tiers are its rows'."""
+    out = tmp_path / "agentic"
+    done = run_cli("run", "agentic", "--out", str(out), "--no-baselines", "--no-report")
+    assert done.returncode == 0, done.stderr
+    s = json.loads((out / "summary.json").read_text())
+    rq = pd.read_parquet(out / "requests.parquet")
+    assert parquet_problems(out) == []
+    se = s["sessions"]
+    tasks = rq.groupby("session_id").agg(first=("arrival_s", "min"), last=("finish_s", "max"),
+                                         done=("completed", "all"),
+                                         success=("expected_accuracy", "prod"),
+                                         cost=("cost_usd", "sum"), steps=("step", "size"))
+    latency = (tasks["last"] - tasks["first"])[tasks.done].to_numpy()
+    for key, want in (("tasks", len(tasks)), ("completed_tasks", int(tasks.done.sum())),
+                      ("steps_per_task_mean", tasks.steps.mean()),
+                      ("steps_per_task_max", int(tasks.steps.max())),
+                      ("task_latency_p50_s", np.percentile(latency, 50)),
+                      ("task_latency_p99_s", np.percentile(latency, 99)),
+                      ("task_latency_mean_s", latency.mean()),
+                      ("task_success", tasks.success.mean()),
+                      ("per_request_accuracy", rq.expected_accuracy.mean()),
+                      ("cost_per_task_usd", tasks.cost.mean() * s["cost_usd"] / rq.cost_usd.sum()),
+                      ("request_e2e_p50_s", np.percentile(rq.e2e_s[rq.completed], 50))):
+        assert math.isclose(se[key], want, **close), key
+    assert sum(t["requests"] for t in se["step_types"].values()) == s["requests"]
+    for kind, rows in rq.groupby("step_type"):
+        t = se["step_types"][kind]
+        assert t["requests"] == len(rows)
+        assert math.isclose(t["accuracy"], rows.expected_accuracy.mean(), **close)
+        shares = rows.final_tier.value_counts(normalize=True).to_dict()
+        assert t["final_tier_shares"].keys() == shares.keys()
+        assert all(math.isclose(t["final_tier_shares"][n], v, **close) for n, v in shares.items())
