@@ -655,3 +655,30 @@ def test_an_agentic_runs_task_figures_are_its_steps(tmp_path):
         shares = rows.final_tier.value_counts(normalize=True).to_dict()
         assert t["final_tier_shares"].keys() == shares.keys()
         assert all(math.isclose(t["final_tier_shares"][n], v, **close) for n, v in shares.items())
+
+
+def test_a_percent_on_the_console_reads_as_the_reports_fraction(tiny_run, capsys, monkeypatch):
+    """An SLO attainment of 213 of 2,000 requests (0.1065; the float just under it): the
+    console multiplied by 100 first (the float just over 10.65) and printed "10.7 %", the
+    report rounded the fraction, "0.106". The console now rounds the value as the report does
+    and moves the point: "10.6 %". Every k / 2,000 and k / 10,000 reads alike in both."""
+    from tiersim.cli.run_summary import print_summary
+    from tiersim.report.page import fmt, run_headline
+    from tiersim.results import figure_text
+
+    out, _ = tiny_run
+    run = dataclasses.replace(RunResult.read(out / "summary.json"), slo_attainment=213 / 2000)
+    monkeypatch.setenv("COLUMNS", "120")
+    capsys.readouterr()
+    print_summary(run, None)
+    head = {row[0]: row[1] for row in console_table(capsys.readouterr().out, "tiersim run")[1:]}
+    assert head["SLO attainment"] == "10.6 %"
+    page = _Page(run_headline(run)).rows("Headline", "metric")
+    assert page["SLO attainment"][0] == "0.106"
+    for n in (2000, 10000):
+        for k in range(n + 1):
+            console = figure_text(k / n, " %", 100).removesuffix(" %").replace(",", "")
+            assert float(console) / 100 == pytest.approx(float(fmt(k / n)), abs=1e-12), (k, n)
+    assert figure_text(0.0065, " ms", 1e3) == "6.50 ms"  # milliseconds likewise
+    assert figure_text(30532122624, " billion", 1e-9) == "30.5 billion"
+    assert figure_text(12.3456, " ms", 1e3) == "12,346 ms"  # from 1,000 up, whole

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -113,8 +114,27 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
         return f"0{unit}"
     if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
         return f"{scaled:,.0f}{unit}"
+    scaled = shifted(value, scale, digits)
+    if abs(scaled) >= 10 ** digits:
+        return f"{scaled:,.0f}{unit}"
     text = f"{scaled:#,.{digits}g}"  # 2.0018 s is "2.00 s", not "2 s": the digits are kept
     return f"{text.removesuffix('.')}{unit}"
+
+
+def shifted(value: float, scale: float, digits: int) -> float:
+    """``value * scale`` for :func:`figure_text`: where ``scale`` is a power of ten (a percent,
+    milliseconds), ``value`` rounded to ``digits`` significant figures and its decimal point
+    moved, so the figure reads as ``value`` itself reads to those digits (the report's
+    fraction, summary.json's seconds). The float product can fall on the other side of a tie:
+    an SLO attainment of 213 / 2,000 (the float just under 0.1065) read "10.7 %" on the
+    console (0.1065 * 100 is the float just over 10.65) and 0.106 in the report; now "10.6 %".
+    Any other ``scale``: the product."""
+    if not (math.isfinite(value) and scale > 0):
+        return value * scale
+    power = math.log10(scale)
+    if power != round(power):
+        return value * scale
+    return float(Decimal(f"{value:.{digits - 1}e}").scaleb(round(power)))
 
 
 def as_given(value: Any) -> Any:
