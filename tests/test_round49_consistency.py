@@ -208,6 +208,13 @@ def fleet_problems(folder: Path) -> list[str]:
              s["cost_per_1m_output_tokens"])):
         if not math.isclose(got, want, **close):
             out.append(f"{name} {got}, from its parts {want}")
+    busy = sum(t["attributed_cost_usd"] / price[n] for n, t in tiers.items())
+    if not math.isclose(s["gpu_hours_busy"], busy, rel_tol=1e-8):
+        out.append(f"gpu_hours_busy {s['gpu_hours_busy']}, attributed / price {busy}")
+    for n, t in tiers.items():  # busy time over the time paid for: attributed / provisioned
+        if not math.isclose(t["utilization"], t["attributed_cost_usd"] * 3600
+                            / (gpus[n] * price[n] * d), rel_tol=1e-8, abs_tol=1e-12):
+            out.append(f"tier {n} utilization {t['utilization']}")
     if s["cost_model"] == "provisioned":
         for n, t in tiers.items():
             if not math.isclose(t["cost_usd"], gpus[n] * price[n] * d / 3600, **close):
