@@ -40,7 +40,7 @@ import math
 import warnings
 from typing import Any
 
-from tiersim.errors import UnreachableFloor
+from tiersim.errors import Note, UnreachableFloor
 from tiersim.plan.assembly import PlanAssembly
 from tiersim.plan.constraints import (  # noqa: F401 - re-exported
     OVERSHOOT_CAP,
@@ -148,10 +148,27 @@ class Planner(PlanAssembly, FeasibilityChecks):
         self.refused = self._refused_counts()
         """Per tier, the GPU counts left out for a refused layout, with the refusal."""
         self._note_refused_options()
+        self._note_router_replaced()
         self._one_basis()
         self.uniform_results: dict[str, DesignResult] = {}
         self.judged: list[dict[str, Any]] = []
         self._judged_keys: set[str] = set()  # the fleets in judged, as JSON text
+
+    def _note_router_replaced(self) -> None:
+        """A note where an accuracy floor is set, the scenario's router is not ``floor``, there
+        are multi-tier designs and no ``--choose router.policy`` was given: :meth:`settings`
+        routes those designs with the floor router, not the scenario's own. Before, a cascade
+        scenario with a floor was planned as floor routing and printed with nothing to say so:
+        its runner-up "w4@4+fp8@8 ... meets every constraint" read as the cascade sized, though
+        the cascade itself missed the TTFT SLO at any size."""
+        policy = getattr(getattr(self.scenario, "router", None), "policy", None)
+        if (self.c.accuracy_floor is None or policy in (None, "floor") or len(self.names) < 2
+                or any(path.removeprefix("router.") == "policy" for path in self.choose)):
+            return
+        warnings.warn(Note(
+            f"multi-tier designs are routed by the floor router at the accuracy floor, not the "
+            f"scenario's {policy} router (router.policy: {policy}); to size them with the "
+            f"{policy} router, add --choose router.policy={policy}"), stacklevel=3)
 
     def _one_basis(self) -> None:
         """Tell the evaluator every router setting a routed design may use, so that when one
