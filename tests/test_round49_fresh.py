@@ -4,6 +4,7 @@ with the Mooncake trace, from README alone): what confused them, fixed with exac
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 from tiersim.errors import Note
@@ -43,3 +44,32 @@ def test_a_plan_says_when_the_floor_router_replaces_the_scenarios_cascade():
     assert _plan_notes(None, 0.85) == []  # a stand-in scenario without a router
     assert _plan_notes("cascade", 0.85, {"router.policy": ["cascade"]}) == []
     assert _plan_notes("cascade", 0.85, {"policy": ["cascade", "floor"]}) == []
+
+
+def test_the_canonical_columns_readme_names_are_what_a_rewritten_trace_needs(tmp_path):
+    """README named no canonical column but the optional ones, so a user rewriting a trace
+    (the Mooncake file less its rows longer than DeepSeek-V3's 163,840-token context, which
+    every fleet drops and so no plan could be made of) had to read tiersim's source. README
+    now lists them; this checks what it says: `request_id` may be left out (the 0-based row),
+    `prefix_hashes` is a list a row, and a Mooncake file's window is in seconds."""
+    import json
+
+    from tiersim.trace import load_trace
+
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,prefix_hashes\n"
+                    "0.0,1024,10,\"[1, 2]\"\n0.5,600,5,\"[1, 3]\"\n2.0,100,1,[]\n")
+    df = load_trace(path)
+    assert df["request_id"].tolist() == [0, 1, 2]
+    assert [list(h) for h in df["prefix_hashes"]] == [[1, 2], [1, 3], []]
+    moon = tmp_path / "m.jsonl"
+    moon.write_text("".join(json.dumps({"timestamp": t, "input_length": 100,
+                                        "output_length": 5, "hash_ids": [k]}) + "\n"
+                            for k, t in enumerate((0, 1000, 2500, 400_000))))
+    assert load_trace(moon, window=(0, 3))["arrival_s"].tolist() == [0.0, 1.0, 2.5]
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert ("canonical Parquet/CSV table are read (canonical columns: `arrival_s`, seconds, "
+            "sorted;\n  `input_tokens` and `output_tokens`, whole numbers above 0; optional "
+            "`request_id`, unique,\n  else the 0-based row; `prefix_hashes`") in readme
+    assert ("a Mooncake file's\n  `timestamp` milliseconds are read as seconds, so its "
+            "`window` is in seconds)") in readme
