@@ -306,7 +306,11 @@ class RunResult:
     def no_baseline_words(self) -> str | None:
         """Why there is no saving to show where no uniform fleet is its baseline, in words (the
         console's "saved vs uniform" row and the report's "saved vs that tier" give the same
-        reason); None where a baseline exists or there are no savings."""
+        reason); None where a baseline exists or there are no savings. A uniform fleet no size
+        makes feasible is named with why ("all fp8 drops 9 requests longer (prompt + output)
+        than fp8's max_model_len 163,840 at any size"), in simulated savings as in estimated
+        ones; before, the simulated row read only "no uniform fleet meets the SLOs and this
+        run's accuracy (or the floor)", though its table said every fleet met the floor."""
         s = self.savings
         if s is None or s.baseline_uniform_tier is not None:
             return None
@@ -323,8 +327,12 @@ class RunResult:
                            "no uniform fleet's estimate reaches this run's accuracy (or the "
                            "floor)")
             return f"{'; '.join(why)}: none to compare with (estimate; --baselines simulates)"
-        if s.uniform:
-            return ("no uniform fleet meets the SLOs and this run's accuracy (or the floor): "
+        if s.uniform:  # a fleet infeasible at any size says why, as an estimate's row does
+            why = [f"all {b.tier} {b.infeasible}" for b in s.uniform if b.infeasible]
+            if why and len(why) < len(s.uniform):
+                why.append("no other meets the SLOs and this run's accuracy (or the floor)")
+            return (f"{'; '.join(why)}: none to compare with (uniform fleets table)" if why else
+                    "no uniform fleet meets the SLOs and this run's accuracy (or the floor): "
                     "none to compare with (uniform fleets table)")
         return None
 
