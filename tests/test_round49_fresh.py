@@ -97,3 +97,31 @@ def test_the_saving_row_names_uniform_fleets_no_size_makes_feasible():
     assert words(SimpleNamespace(tier="w4", infeasible=None)) == (
         "no uniform fleet meets the SLOs and this run's accuracy (or the floor): none to "
         "compare with (uniform fleets table)")
+
+
+def test_a_cascade_chosen_gets_no_note_that_higher_floors_may_cost_less():
+    """`tiersim plan --choose router.policy=cascade` of the DeepSeek-V3 cascade (FP8 first,
+    escalating to BF16 on 16 GPUs) planned the cascade, then said "each multi-tier design was
+    routed at the lowest floor of 0.85 to 0.87 its accuracy met; higher floors were not tried
+    and may cost less": a cascade reads no floor, so no floor routes it otherwise. The note
+    stays for the floor router (tests/test_round26_planopt.py's fake scenario)."""
+    tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0), FakeTier("top", accuracy=0.95)]
+
+    def notes(choose=None):
+        scenario = fake_scenario(tiers, floor=0.70)
+        planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, p_easy=0.9),
+                          gpu_options=(1,), choose=choose)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = planner.plan()
+        return result, [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+    result, said = notes()
+    assert result.plan["router"] == {"floor": 0.7, "policy": "floor"}
+    assert said == ["each multi-tier design was routed at the lowest floor of 0.7 to 0.72 its "
+                    "accuracy met; higher floors were not tried and may cost less (replicas "
+                    "round up per tier): try them with --choose router.floor=F1,F2"]
+    result, said = notes({"router.policy": ["cascade"]})
+    assert result.plan["design"] == "cheap+top"
+    assert result.plan["router"] == {"floor": 0.7, "policy": "cascade"}
+    assert said == []

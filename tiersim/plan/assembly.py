@@ -81,11 +81,14 @@ class PlanAssembly:
         router.floor`` was given: the router was fitted to the lowest of :func:`raised_floors`
         that met the floor, and a higher one (more traffic to the dearer tiers, so other
         replica counts) was not tried, though it may cost less (a routed fleet's replicas round
-        up per tier; on one scenario a floor of 0.835 planned cheaper than the 0.8 fitted)."""
+        up per tier; on one scenario a floor of 0.835 planned cheaper than the 0.8 fitted).
+        Only designs the floor router routes count: one a ``--choose router.policy=cascade``
+        routes does not read the floor, so no floor would route it otherwise (before, such a
+        plan said higher floors "may cost less")."""
         chosen = any(path.removeprefix("router.") == "floor" for path in self.choose)
         if self.c.accuracy_floor is None or chosen or not any(
-                len(r.design.tiers) > 1 and self._could_cost_less(r, feasible[0])
-                for r in feasible):
+                len(r.design.tiers) > 1 and dict(r.design.router).get("policy") == "floor"
+                and self._could_cost_less(r, feasible[0]) for r in feasible):
             return
         floors = raised_floors(self.c.accuracy_floor)
         warnings.warn(Note(
