@@ -13,6 +13,7 @@ import numpy as np
 
 from tiersim.plan.constraints import Constraints, margins
 from tiersim.plan.evaluate import Design, Outcome
+from tiersim.routing.config import policies_in_play, unread_key_problem
 
 FLOOR_MARGINS = (0.0, 0.0025, 0.005, 0.01, 0.02)
 """Added to the floor the ``floor`` router is fitted to, in turn, while the realised accuracy
@@ -24,6 +25,20 @@ def raised_floors(floor: float) -> list[float]:
     each of :data:`FLOOR_MARGINS`, in turn, none above 1 (no routing is more accurate than
     every request answered right; a floor of 0.99 tries 0.99, 0.9925, 0.995 and 1)."""
     return list(dict.fromkeys(min(1.0, round(floor + m, 6)) for m in FLOOR_MARGINS))
+
+
+def read_setting(setting: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """A design's router setting as plan.json and the report show it: less the keys that the
+    policy it names does not read. A ``--choose router.policy=cascade`` design is tried at
+    the floor router's floors too, and plan.json and the report's capacity plan read "router
+    floor 0.85" beside "router policy cascade", a floor the cascade never reads (its planned
+    scenario already left it out). A setting naming no policy (the scenario's then routes) or
+    ``step_type`` (whose fallback the scenario may name) is shown whole."""
+    doc = dict(setting)
+    if doc.get("policy") in (None, "step_type"):
+        return doc
+    playing = policies_in_play(doc)
+    return {k: v for k, v in doc.items() if unread_key_problem(str(k), playing) is None}
 
 
 @dataclass
@@ -50,7 +65,7 @@ class DesignResult:
         o = self.outcome
         out: dict[str, Any] = {
             "design": self.design.label, "tiers": list(self.design.tiers),
-            "router": dict(self.design.router), "feasible": self.feasible,
+            "router": read_setting(self.design.router), "feasible": self.feasible,
             "missed": self.missed, "gpus_per_replica_tried": self.tried_gpus,
         }
         if o is None:
