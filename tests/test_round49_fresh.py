@@ -125,3 +125,36 @@ def test_a_cascade_chosen_gets_no_note_that_higher_floors_may_cost_less():
     assert result.plan["design"] == "cheap+top"
     assert result.plan["router"] == {"policy": "cascade"}  # a cascade reads no floor: not shown
     assert said == []
+
+
+def _points_table(extra: dict) -> str:
+    """The Points table of a two-point sweep of the cascade's ``router.confusion.fpr`` (the
+    figures of the DeepSeek-V3 cascade's points at p_easy 0.7), with ``extra`` columns."""
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import sweep_headline
+
+    sweep = pd.DataFrame({
+        "status": ["ok", "ok"], "router.confusion.fpr": [0.0, 0.05],
+        "accuracy": [0.926673, 0.923006], "cost_usd": [23.890867, 23.890867],
+        "router.basis": ["realised"] * 2, "cost_model": ["provisioned"] * 2, **extra})
+    data = ReportData(Path("."), sweep=sweep, sweep_axes=["router.confusion.fpr"],
+                      scenario={"name": "dsv3-cascade", "router": {"policy": "cascade"}})
+    return sweep_headline(data)
+
+
+def test_a_sweep_of_the_routers_fpr_shows_the_realised_rates():
+    """A sweep of router.confusion.fpr listed the injected rate and the accuracy, not the
+    realised FPR (6.74 % at an injected 5 %: the verifier's own misses as well) nor the
+    cascade's escalation rate, which each point's run prints; the user had to read
+    sweep.parquet for them. The Points table now shows them where the points have them."""
+    page = _points_table({"router.fpr": [0.022472, 0.067416], "router.fnr": [0.11477] * 2,
+                          "router.escalation_rate": [0.185151, 0.181485]})
+    assert ("<th>router FPR, realised (fraction)</th><th>router FNR, realised (fraction)</th>"
+            "<th>escalation rate (fraction)</th><th>status</th>") in page
+    assert ('<td class="num">0.0674</td><td class="num">0.115</td><td class="num">0.181</td>'
+            "<td>ok</td>") in page
+    page = _points_table({"router.fpr": [0.02, 0.06], "router.escalation_rate": [0.0, 0.0]})
+    assert "router FPR, realised" in page and "escalation rate" not in page  # none escalated
+    assert "router FPR" not in _points_table({})  # a uniform fleet's points: no router rates

@@ -575,6 +575,14 @@ def two_type_source(run: RunResult, params: dict) -> str:
 SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_s", "tpot_p99_s",
                  "slo_attainment", "router.silent_failure_rate")
 
+SWEEP_ROUTER_METRICS = {"router.fpr": "router FPR, realised (fraction)",
+                        "router.fnr": "router FNR, realised (fraction)",
+                        "router.escalation_rate": "escalation rate (fraction)"}
+"""The router's realised rates, shown after :data:`SWEEP_METRICS` where a point has them (the
+escalation rate where some point escalated): a sweep of ``router.confusion.fpr`` showed the
+injected rate alone, not the realised FPR each point's run prints (6.74 % at 0.05 on a
+cascade), nor how many requests its cascade escalated."""
+
 
 def sweep_headline(data: ReportData, limit: int = 200) -> str:
     """Sweep overview and a table of its points (first ``limit``)."""
@@ -583,6 +591,7 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     rows = [["points", len(sweep)], ["finished", ok], ["failed", len(sweep) - ok]]
     rows += [[f"axis {a}", _axis_values(sweep[a])] for a in data.sweep_axes if a in sweep]
     metrics = [m for m in SWEEP_METRICS if m in sweep]
+    metrics += [m for m in SWEEP_ROUTER_METRICS if m in sweep and _has_rate(sweep[m], m)]
     cols = [*data.sweep_axes, *metrics, "status", "error"]
     cols = [c for c in cols if c in sweep]
     shown = sweep.head(limit)[cols].astype(object)
@@ -592,12 +601,19 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     if "accuracy" in shown:  # to 4 figures, as a run's accuracy is printed
         shown["accuracy"] = pd.Series([to_figures(v) for v in shown["accuracy"]],
                                       index=shown.index, dtype=object)
-    names = sweep_column_names(data, sweep)
+    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep)}
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more)
+
+
+def _has_rate(column: pd.Series, name: str) -> bool:
+    """Whether a router rate column holds a number at some point (the escalation rate: one
+    above 0, as only a cascade escalates)."""
+    values = pd.to_numeric(column, errors="coerce")
+    return bool((values > 0).any() if name == "router.escalation_rate" else values.notna().any())
 
 
 AXIS_VALUES_SHOWN = 50
