@@ -158,3 +158,29 @@ def test_a_sweep_of_the_routers_fpr_shows_the_realised_rates():
     page = _points_table({"router.fpr": [0.02, 0.06], "router.escalation_rate": [0.0, 0.0]})
     assert "router FPR, realised" in page and "escalation rate" not in page  # none escalated
     assert "router FPR" not in _points_table({})  # a uniform fleet's points: no router rates
+
+
+def test_a_cascades_fnr_counts_escalations_no_tier_answers_right(tmp_path):
+    """A cascade's FNR read well above its verifier's false-flag rate (11.5 % where a noise of
+    0.3 flags 4.8 % of right answers), and docs/metrics.md did not say why: a request both
+    tiers answer wrong did not need the top tier, and a verifier that sees the wrong answer
+    escalates it. With a perfect verifier (signal_noise 0) cascade.yaml's FNR is 20.9 %, not
+    0; docs/metrics.md now says so with these figures."""
+    import yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    repo = Path(__file__).resolve().parent.parent
+    doc = yaml.safe_load((repo / "scenarios" / "cascade.yaml").read_text())
+    doc["router"]["cascade"]["signal_noise"] = 0.0
+    doc["trace"]["path"] = str(repo / "tiersim" / "traces" / "azure2023_conv.parquet")
+    doc.pop("sweep")
+    path = tmp_path / "perfect.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    router = run_scenario(load_scenario(path)).router
+    assert (f"{router.fpr:.1%}", f"{router.fnr:.1%}", f"{router.escalation_rate:.1%}") == (
+        "0.0%", "20.9%", "26.2%")
+    text = (repo / "docs" / "metrics.md").read_text()
+    assert ("`cascade.yaml` at `signal_noise: 0` (a perfect verifier, which flags no right "
+            "answer) reads FNR 20.9%, FPR 0%, escalation 26.2%") in text
