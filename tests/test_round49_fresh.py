@@ -184,3 +184,40 @@ def test_a_cascades_fnr_counts_escalations_no_tier_answers_right(tmp_path):
     text = (repo / "docs" / "metrics.md").read_text()
     assert ("`cascade.yaml` at `signal_noise: 0` (a perfect verifier, which flags no right "
             "answer) reads FNR 20.9%, FPR 0%, escalation 26.2%") in text
+
+
+def test_a_cascades_tier_tables_show_the_passes_its_cheap_tier_ran(tmp_path):
+    """The DeepSeek-V3 cascade's tier table read "w4 893 requests, 81.9 %" at 95 %
+    utilisation: the requests w4 answered, though it ran all 1,091 first passes (the 198
+    escalated among them). summary.json had `passes`; the console and the report did not
+    show it. Now both show it where a tier's passes differ from its requests."""
+    import html
+    import re
+
+    import yaml
+    from rich.console import Console
+
+    from tiersim.cli.run_summary import tier_table
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    repo = Path(__file__).resolve().parent.parent
+    doc = yaml.safe_load((repo / "scenarios" / "cascade.yaml").read_text())
+    doc["trace"] = {"path": str(repo / "tiersim" / "traces" / "azure2023_conv.parquet"),
+                    "window": [0, 60]}
+    doc.pop("sweep")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    run = run_scenario(load_scenario(path), tmp_path / "out", report=True)
+    nvfp4, bf16 = run.tiers
+    assert (nvfp4.requests, nvfp4.passes, bf16.requests, bf16.passes) == (130, 191, 61, 61)
+    console = Console(width=200, record=True)
+    console.print(tier_table(run))
+    text = console.export_text()
+    assert ("tiers (cheapest first; cost $ = provisioned, attrib. $ = busy GPU time; reqs = "
+            "answered there, passes = run there)") in " ".join(text.split())
+    assert "┃ tier  ┃ reqs ┃ passes ┃ share  ┃" in text
+    assert "│ nvfp4 │ 130  │ 191    │ 68.1 % │" in text
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (tmp_path / "out" / "report.html").read_text()))
+    assert "|tier||requests||passes run||share|" in page
+    assert "|nvfp4||130||191||68.1 %|" in page

@@ -303,6 +303,13 @@ class RunResult:
         return " and ".join(f"{what} ({'; '.join(why)})" if why else what
                             for what, why in self._misses() if what in missed)
 
+    def passes_differ(self) -> bool:
+        """Whether a tier ran passes other than the requests it answered (a cascade's first
+        passes that escalated; requests refused at admission), so the per-tier tables of the
+        console and the report show its ``passes`` beside its requests: a cascade's cheap tier
+        read 893 requests where it had run all 1,091 first passes, at 95 % utilisation."""
+        return any(t.passes != t.requests for t in self.tiers)
+
     def no_baseline_words(self) -> str | None:
         """Why there is no saving to show where no uniform fleet is its baseline, in words (the
         console's "saved vs uniform" row and the report's "saved vs that tier" give the same

@@ -337,10 +337,12 @@ def run_headline(run: RunResult) -> str:
         [f"{run.accuracy_label}{scope}", to_figures(run.accuracy), "fraction", acc],
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
+    passes = run.passes_differ()  # a cascade's cheap tier runs more passes than it answers
     out += "<h3>Per tier</h3>" + table(
-        ["tier", "requests", "share", "TTFT p99 (s)", "TPOT p99 (s)", "utilization",
-         "KV peak", f"cost (USD, {run.cost_model})", "attributed (USD)"],
-        [[t.label, t.requests, percent(t.share),
+        ["tier", "requests", *(["passes run"] if passes else []), "share", "TTFT p99 (s)",
+         "TPOT p99 (s)", "utilization", "KV peak", f"cost (USD, {run.cost_model})",
+         "attributed (USD)"],
+        [[t.label, t.requests, *([t.passes] if passes else []), percent(t.share),
           t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
           t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     dropped = run.tier_dropped_words()  # the tiers' requests count their dropped ones too
