@@ -204,7 +204,8 @@ def test_analytic_says_where_its_accuracies_and_rows_come_from(tmp_path, capsys)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"estimated from {trace} (200 requests, w4a16 vs bf16; tiers and prices "
                         f"from {scenario}); costs in USD of all requests on uniform fleets sized "
-                        "by simulation (provisioned cost), as tiersim run prices them")
+                        "by simulation (provisioned cost: each fleet's USD/hour on all w4a16's "
+                        "duration), as tiersim run prices them")  # round 49: the basis named
     assert lines[1] == "accuracy: w4a16 0.9336 (prior), bf16 0.9500 (prior)"
     one = tmp_path / "one.yaml"
     one.write_text(tiny_with(("  - name: w4a16\n    precision: w4a16\n    replicas: 1\n"

@@ -221,3 +221,25 @@ def test_a_cascades_tier_tables_show_the_passes_its_cheap_tier_ran(tmp_path):
     page = html.unescape(re.sub(r"<[^>]+>", "|", (tmp_path / "out" / "report.html").read_text()))
     assert "|tier||requests||passes run||share|" in page
     assert "|nvfp4||130||191||68.1 %|" in page
+
+
+def test_analytic_says_its_provisioned_prices_are_per_hour_on_the_cheap_fleets_duration(
+        tmp_path, capsys):
+    """`tiersim analytic --scenario` of the DeepSeek-V3 cascade printed the uniform BF16
+    fleet at 38.1542 USD "as tiersim run prices them", where run's uniform fleets table read
+    38.0 for it: under provisioned cost each fleet's USD/hour is applied to the cheap fleet's
+    duration (c0 16.6925 x 448 / 196), as the run report's dc says, and the command did not
+    say so. Its first line now does."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.cli import main
+
+    doc = tiny_doc(cost_model="provisioned")
+    doc["tiers"][1]["cost_per_gpu_hour"] = 10.0  # bf16 dearer: a trade to model
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    capsys.readouterr()
+    assert main(["analytic", "--scenario", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("costs in USD of all requests on uniform fleets sized by simulation "
+                          "(provisioned cost: each fleet's USD/hour on all w4a16's duration), "
+                          "as tiersim run prices them")

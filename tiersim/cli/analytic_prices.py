@@ -72,8 +72,12 @@ def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple:
         est["costs"] = "costs per request in the units of --c0 and --dc"
     if scn is not None and dc is None and c0 is None:  # one alone is refused: mixed units
         priced, runs = _scenario_prices(scn, *served, pair, source)
+        # provisioned: each fleet's USD/hour on the cheap fleet's duration (the report's dc
+        # says so); before, a uniform fleet's 38.1542 here read against 38.0, its own run's cost
+        hourly = (f": each fleet's USD/hour on all {pair[0].name}'s duration"
+                  if scn.cost_model == "provisioned" else "")
         est["costs"] = (f"costs in USD of all requests on uniform fleets sized by simulation "
-                        f"({scn.cost_model} cost), as tiersim run prices them")
+                        f"({scn.cost_model} cost{hourly}), as tiersim run prices them")
         est["per"] = "USD over the workload"
         if priced.note is not None:
             est["note"] = priced.note
