@@ -243,3 +243,15 @@ def test_analytic_says_its_provisioned_prices_are_per_hour_on_the_cheap_fleets_d
     assert first.endswith("costs in USD of all requests on uniform fleets sized by simulation "
                           "(provisioned cost: each fleet's USD/hour on all w4a16's duration), "
                           "as tiersim run prices them")
+
+
+def test_the_frontiers_sets_note_names_accuracy_among_what_an_axis_changes():
+    """A sweep of workload.difficulty.p_easy drew 3 sets of uniform fleets, captioned as
+    changing "their price, load or fleet": p_easy changes none of those, only their accuracy
+    (the uniform fleets' cost was the same at every point)."""
+    from tiersim.report.figures import _sets_note
+
+    assert _sets_note(3) == (
+        " The sweep's axes change the uniform fleets and static split (their price, accuracy, "
+        "load or fleet), so each set is drawn with the axis values of its points (3 sets); "
+        "compare each point with its own set.")

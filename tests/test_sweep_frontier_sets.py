@@ -42,8 +42,8 @@ def test_each_set_of_uniform_fleets_is_drawn_with_its_points(tmp_path):
         "uniform tiers (every request on one tier) at trace.time_scale=1.0": [1.0, 2.0],
         "uniform tiers (every request on one tier) at trace.time_scale=3.0": [3.0, 6.0]}
     assert panel.caption.endswith(
-        "The sweep's axes change the uniform fleets and static split (their price, load or "
-        "fleet), so each set is drawn with the axis values of its points (2 sets); compare "
+        "The sweep's axes change the uniform fleets and static split (their price, accuracy, "
+        "load or fleet), so each set is drawn with the axis values of its points (2 sets); compare "
         "each point with its own set.")
 
 

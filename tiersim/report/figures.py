@@ -440,9 +440,9 @@ def _sets_note(sets: int) -> str:
     """The caption's sentence for a sweep whose points have several sets of uniform fleets."""
     shown = f"the first {UNIFORM_SETS_SHOWN} of {sets} drawn" if sets > UNIFORM_SETS_SHOWN \
         else f"{sets} sets"
-    return (" The sweep's axes change the uniform fleets and static split (their price, load "
-            f"or fleet), so each set is drawn with the axis values of its points ({shown}); "
-            "compare each point with its own set.")
+    return (" The sweep's axes change the uniform fleets and static split (their price, "
+            "accuracy, load or fleet), so each set is drawn with the axis values of its points "
+            f"({shown}); compare each point with its own set.")
 
 
 LEDGERS_NOTE = (" The sweep prices its points under several cost models, which are not "
