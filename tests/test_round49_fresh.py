@@ -124,6 +124,7 @@ def test_a_cascade_chosen_gets_no_note_that_higher_floors_may_cost_less():
     result, said = notes({"router.policy": ["cascade"]})
     assert result.plan["design"] == "cheap+top"
     assert result.plan["router"] == {"policy": "cascade"}  # a cascade reads no floor: not shown
+    assert {str(e["router"]) for e in result.evaluated} == {"{}", "{'policy': 'cascade'}"}
     assert said == []
 
 

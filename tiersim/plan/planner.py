@@ -62,6 +62,7 @@ from tiersim.plan.designs import (  # noqa: F401 - re-exported
     _idle_tiers,
     _latency_met,
     raised_floors,
+    read_setting,
 )
 from tiersim.plan.evaluate import Design, Outcome, SimEvaluator  # noqa: F401 - re-exported
 from tiersim.plan.feasibility import (  # noqa: F401 - re-exported
@@ -387,7 +388,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
         def judge(replicas: dict[str, int]) -> Verdict:
             o = self.evaluator.evaluate(design, replicas)
             v = verdict(o, self.c)
-            entry = {"design": design.label, "router": dict(design.router),
+            entry = {"design": design.label, "router": read_setting(design.router),
                      "replicas": dict(replicas), "ok": v.ok, "ttft_p99_s": o.ttft_p99_s,
                      "tpot_p99_s": o.tpot_p99_s, "dropped": o.dropped, "cost_usd": o.cost_usd}
             if set(design.tiers) <= set(self.baseline_names):  # sized, never a plan
