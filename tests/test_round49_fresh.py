@@ -256,3 +256,23 @@ def test_the_frontiers_sets_note_names_accuracy_among_what_an_axis_changes():
         " The sweep's axes change the uniform fleets and static split (their price, accuracy, "
         "load or fleet), so each set is drawn with the axis values of its points (3 sets); "
         "compare each point with its own set.")
+
+
+def test_the_plan_prints_the_router_settings_it_chose():
+    """`tiersim plan --choose router.policy=cascade --choose
+    router.cascade.threshold=0.3,0.5,0.7` printed the fleet, its margins and saving, but not
+    the threshold it chose (plan.json and the report's plan table had it). A line now gives
+    the chosen router's settings, its policy first."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.results_plan import PlanResult
+
+    chosen = {"design": "fp8c@8+bf16@16", "tiers": ["fp8c", "bf16"],
+              "replicas": {"fp8c": 10, "bf16": 2}, "gpus_per_replica": {"fp8c": 8, "bf16": 16},
+              "cost_usd": 33.5, "cost_per_hour_usd": 392.0, "cost_model": "provisioned",
+              "router": {"cascade.threshold": 0.5, "policy": "cascade"}}
+    lines = format_plan(PlanResult(scenario="s", constraints={}, plan=chosen)).splitlines()
+    assert "  router: policy cascade, cascade.threshold 0.5" in lines
+    chosen.update(router={}, design="bf16@16", tiers=["bf16"], replicas={"bf16": 8},
+                  gpus_per_replica={"bf16": 16})
+    text = format_plan(PlanResult(scenario="s", constraints={}, plan=chosen))
+    assert "router:" not in text  # a uniform fleet routes nothing

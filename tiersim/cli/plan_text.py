@@ -30,11 +30,13 @@ def _num(value, pattern: str | None = None) -> str:
 
 
 def format_plan(result: PlanResult) -> str:
-    """The plan in a few lines of text: the chosen design, its saving against the sized uniform
-    fleets, and what each other design missed. Its figures are plan.json's (read back from
-    what it writes), as the report's are: a cost of 3.3905000000000003 USD, 3.3905 there,
-    reads 3.39 in both, not 3.391 here; to 3 significant figures, as ``tiersim run`` and the
-    report print them (the limits as given)."""
+    """The plan in a few lines of text: the chosen design, its router settings (a plan of
+    ``--choose router.cascade.threshold=0.3,0.5,0.7`` did not say which it chose), its saving
+    against the sized uniform fleets, and what each other design missed. Its figures are
+    plan.json's (read back from what it writes), as the report's are: a cost of
+    3.3905000000000003 USD, 3.3905 there, reads 3.39 in both, not 3.391 here; to 3
+    significant figures, as ``tiersim run`` and the report print them (the limits as
+    given)."""
     result = PlanResult.from_json(result.to_json())
     head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
     chosen = result.plan
@@ -51,6 +53,9 @@ def format_plan(result: PlanResult) -> str:
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
                          f"{as_given(m.get('limit'))}{whose_p99(m)}")
     lines.append(_accuracy_line(chosen))
+    if chosen.get("router"):  # the settings chosen (--choose), as the report's plan table
+        settings = sorted(chosen["router"].items(), key=lambda kv: (kv[0] != "policy", kv[0]))
+        lines.append("  router: " + ", ".join(f"{k} {as_given(v)}" for k, v in settings))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
