@@ -109,7 +109,7 @@ SCENARIO_CASES = {
                    "cost_per_gpu_hour: 1}\n" * 1000)), "tiers: list should have at most 64"),
     # bad values that used to be accepted
     "fractions: [.nan, 0.5]": (tiny_with(("[0.5, 0.5]", "[.nan, 0.5]")),
-                               "line 25: router.fractions[0]: must be a finite number (got nan)"),
+                               "line 25: router.fractions[0]: must be a finite number (got .nan)"),
     "fractions given as 'nan' text": (tiny_with(("[0.5, 0.5]", "['nan', 0.5]")),
                                       "line 25: router.fractions[0]: must be a number, not a "
                                       "string ('nan')"),
@@ -125,7 +125,7 @@ SCENARIO_CASES = {
                                             "cost_per_gpu_hour: 1.0e+300")),
                                  "tiers[0].cost_per_gpu_hour: must be <= 10000"),
     "window end .inf": (tiny_with(("[240, 360]", "[240, .inf]")),
-                        "trace.window[1]: must be a finite number (got inf)"),
+                        "trace.window[1]: must be a finite number (got .inf)"),
     "slo .nan": (tiny_with(("tpot_p99_s: 0.1", "tpot_p99_s: .nan")),
                  "slo.tpot_p99_s: must be a finite number"),
     "threshold above 1": (tiny_with(("policy: static_split\n  fractions: [0.5, 0.5]",
@@ -271,8 +271,9 @@ def test_bad_trace_is_one_line_without_its_content(tmp_path, capsys, content, ex
 @pytest.mark.parametrize("scale", ["1e-308", "inf", "nan", "0", "1e400"])
 def test_trace_inspect_refuses_unbounded_time_scale(capsys, scale):
     code, err = run_cli(capsys, "trace", "inspect", "azure2023_code", "--time-scale", scale)
+    got = f"{scale}, beyond a float" if scale == "1e400" else scale  # round 49
     assert one_error_line(code, err) == (f"Error: --time-scale: must be a number from 0.001 "
-                                         f"to 1000 (got {scale})")
+                                         f"to 1000 (got {got})")
 
 
 def test_scenario_trace_path_to_the_environment_is_not_echoed(tmp_path, capsys):

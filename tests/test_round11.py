@@ -35,7 +35,7 @@ def test_choose_values_are_one_yaml_list_so_a_value_can_be_a_list():
                         f"{FORM}"),
     # round 49: a value refused ends with its own fix; the form's hint is for a wrong form
     ("router.lambda=0.1,.nan", "--choose router.lambda: value 2: must be a finite number (got "
-                               "nan)"),
+                               ".nan)"),  # as written (round 49; it read 'got nan')
     ("router..x=1", "--choose 'router..x=1': 'router..x' has an empty part between dots; name "
                     "a router setting, e.g. router.floor"),
 ])

@@ -71,7 +71,8 @@ def test_inspect_shows_dropped_rows_note(tmp_path):
 @pytest.mark.parametrize(("window", "expected"), [
     (("0", "inf"), "--window END: must be a finite number (got inf)"),
     (("nan", "5"), "--window START: must be a finite number (got nan)"),
-    (("1e400", "1e401"), "--window START: must be a finite number (got 1e400)"),
+    (("1e400", "1e401"), "--window START: must be a finite number (got 1e400, beyond a "
+                        "float)"),
 ])
 def test_inspect_refuses_a_window_that_is_no_finite_number(capsys, window, expected):
     """As a scenario's trace.window: [0, .inf] is refused, with the value as typed."""

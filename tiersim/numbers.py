@@ -215,6 +215,38 @@ def shown(text: str) -> str:
     return f"{text[:LONGEST_SHOWN]}... ({len(text):,} characters)"
 
 
+class WrittenNumber(float):
+    """A number no float holds (``1e400``, ``nan``, ``.inf``) read from a flag's ``text``,
+    which it keeps: an error line quotes it as typed (:func:`as_written`), where Python
+    writes ``inf`` of ``1e400``. Only such numbers are kept so: every one is refused."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> WrittenNumber:
+        """``value``, keeping the ``text`` it was read from."""
+        number = super().__new__(cls, value)
+        number.text = text.strip()
+        return number
+
+
+def beyond_float_words(text: str) -> str:
+    """A number no float holds, as an error line quotes it: as written (``.NaN``, ``-.inf``),
+    cut to :data:`LONGEST_SHOWN` characters, and a decimal number whose float is infinite
+    saying so (``1e400, beyond a float``: Python reads it as ``inf``, which was not written)."""
+    written = text.strip()
+    if FRACTIONAL.match(written) and math.isinf(float(written.replace("_", ""))):
+        return f"{shown(written)}, beyond a float"
+    return shown(written)
+
+
+def as_written(value: float) -> str:
+    """A number a flag was given, as an error line quotes it: as typed where it keeps its text
+    (:class:`WrittenNumber`, or any float with a ``text``), by :func:`beyond_float_words`;
+    else as Python writes it."""
+    text = getattr(value, "text", None)
+    return beyond_float_words(text) if isinstance(text, str) else repr(value)
+
+
 def huge(bits: int) -> str:
     """Why a whole number of ``bits`` bits, more than :data:`MAX_INT_BITS`, is refused."""
     return (f"a whole number of {bits:,} bits is beyond any setting (at most "
@@ -227,5 +259,6 @@ def _decimal(number: float) -> str:
 
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
-           "exact_whole", "huge", "misspelt", "not_whole_words", "read_number", "shown",
-           "underflow_words", "underflows", "whole_only_as_float"]
+           "WrittenNumber", "as_written", "beyond_float_words", "exact_whole", "huge", "misspelt",
+           "not_whole_words", "read_number", "shown", "underflow_words", "underflows",
+           "whole_only_as_float"]

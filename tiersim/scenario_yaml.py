@@ -26,7 +26,9 @@ from tiersim.errors import ScenarioError
 from tiersim.numbers import (
     FRACTIONAL,
     MAX_INT_BITS,
+    NON_FINITE,
     WHOLE,
+    beyond_float_words,
     huge,
     underflow_words,
     underflows,
@@ -281,12 +283,27 @@ def _number_for_text(loc: Loc, root: yaml.Node | None) -> str | None:
 
 def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
     """Why ``.nan`` or ``.inf`` at ``loc`` is refused: a number must be finite, and a model key
-    wants a model's name (``model: .nan`` read "must be a finite number" for a text field)."""
+    wants a model's name (``model: .nan`` read "must be a finite number" for a text field).
+    The value is quoted as the file writes it (:func:`_written_number`): ``1e400`` read
+    "(got inf)", a value not written."""
+    written = _written_number(value, loc, root)
     if loc and loc[-1] in MODEL_KEYS:
         from tiersim.hardware.models import MODEL_WANTED
 
-        return f"must name {MODEL_WANTED} (got {value}){_yaml_reading(root, loc)}"
-    return f"must be a finite number (got {value})"
+        return f"must name {MODEL_WANTED} (got {written}){_yaml_reading(root, loc)}"
+    return f"must be a finite number (got {beyond_float_words(written)})"
+
+
+def _written_number(value: float, loc: Loc, root: yaml.Node | None) -> str:
+    """The text of the number at ``loc`` of the node tree ``root`` as written, its tag left
+    out (``1e400``, ``.NaN``, ``!!float -1e400``'s ``-1e400``); where the tree holds no
+    such number there (a value a check made), as YAML writes ``value`` (``.inf``, ``.nan``)."""
+    from tiersim.errors import yaml_written
+
+    node = None if root is None else _node_at(root, loc)
+    text = node.value.strip() if isinstance(node, yaml.ScalarNode) else ""
+    beyond = FRACTIONAL.match(text) and math.isinf(float(text.replace("_", "")))
+    return text if beyond or NON_FINITE.match(text) else yaml_written(value)
 
 
 def _huge(number: int) -> str:

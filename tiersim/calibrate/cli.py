@@ -34,6 +34,7 @@ from tiersim.errors import (
     os_error_line,
     shown,
 )
+from tiersim.numbers import as_written
 
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
@@ -126,13 +127,16 @@ def whole_number(text: str) -> int:
 def real_number(text: str) -> float:
     """A number option's ``text`` read by tiersim's one rule (:func:`whole_number`), as a
     float; a whole number beyond a float is refused (``float`` read it as infinity, so the
-    error line said 'got inf' of a number written out)."""
-    from tiersim.numbers import NumberError, read_number
+    error line said 'got inf' of a number written out), and one no float holds keeps the text
+    it was typed as (:class:`~tiersim.numbers.WrittenNumber`: ``1e400`` read 'got inf')."""
+    from tiersim.numbers import NumberError, WrittenNumber, read_number
 
     try:
         number = read_number(text)
     except NumberError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+    if isinstance(number, float) and not math.isfinite(number):
+        return WrittenNumber(number, text)  # its refusal quotes it as typed: 1e400, not inf
     try:
         return float(number)
     except OverflowError:
@@ -546,7 +550,8 @@ def _arg_problem(args) -> str | None:
     if not 0 <= args.seed < 2**63:
         return f"--seed: must be from 0 to 2**63 - 1 (got {shown(args.seed)})"
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
-        return f"--budget-s: must be a finite number of seconds > 0 (got {args.budget_s})"
+        return ("--budget-s: must be a finite number of seconds > 0 (got "
+                f"{as_written(args.budget_s)})")
     return None
 
 

@@ -128,12 +128,14 @@ def _check_numbers(values: dict[str, float | None], high: float | None) -> None:
     """Each given flag must be a finite number >= 0 (and <= ``high`` where one is given)."""
     import math
 
+    from tiersim.numbers import as_written
+
     for flag, value in values.items():
         if value is None:
             continue
         if not math.isfinite(value) or value < 0 or (high is not None and value > high):
             rule = f"from 0 to {high:g}" if high is not None else "finite and >= 0"
-            raise ScenarioError(WHERE, flag, f"must be {rule} (got {value!r})")
+            raise ScenarioError(WHERE, flag, f"must be {rule} (got {as_written(value)})")
 
 
 def _check_data_flags(shares: dict[str, float | None], cheap: str | None,

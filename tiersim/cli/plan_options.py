@@ -82,16 +82,18 @@ def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -
     """The SLO options must be finite numbers of seconds > 0, the floor a number from 0 to 1:
     one line naming the option (NaN and inf pass a bare range check)."""
 
+    from tiersim.numbers import as_written
     from tiersim.scenario import SloConfig
 
     for (field, flag), value in zip(SLO_FLAGS.items(), (ttft, tpot), strict=True):
         high = next(m.le for m in SloConfig.model_fields[field].metadata if hasattr(m, "le"))
         if value is not None and not (math.isfinite(value) and value > 0):
-            raise TiersimError(f"{flag}: must be a finite number > 0 (got {value})")
+            raise TiersimError(f"{flag}: must be a finite number > 0 (got {as_written(value)})")
         if value is not None and value > high:  # the scenario's own bound, named as the flag
             raise TiersimError(f"{flag}: must be at most {high:g} seconds (got {value:g})")
     if floor is not None and not 0 <= floor <= 1:
-        raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got {floor})")
+        raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got "
+                           f"{as_written(floor)})")
 
 
 def _over_the_cap(asked: int, cap: int, scenario_path: Path) -> str:

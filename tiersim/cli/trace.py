@@ -127,8 +127,11 @@ clock keeps over a trace's span). A shorter one held a request or none, and one 
 
 
 def _typed(value: float) -> str:
-    """An option's value as typed (a :class:`TypedNumber`), else as Python writes it."""
-    return getattr(value, "text", repr(value))
+    """An option's value as typed (a :class:`TypedNumber`; ``1e400, beyond a float``), else as
+    Python writes it (:func:`tiersim.numbers.as_written`)."""
+    from tiersim.numbers import as_written
+
+    return as_written(value)
 
 
 def _load_stats(path: Path, format: str, window, time_scale: float):

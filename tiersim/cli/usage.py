@@ -211,9 +211,9 @@ def expand_home(value: str | Path | None) -> Path | None:
 
 def unsigned_zero(value: float | None) -> float | None:
     """A number flag's value with ``-0`` read as 0 (``analytic --floor -0`` printed "at floor
-    -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"); adding 0.0 leaves every other
-    number as it is."""
-    return None if value is None else value + 0.0
+    -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"); every other number is left as
+    it is (one no float holds keeps the text it was typed as: ``1e400`` is quoted so)."""
+    return value + 0.0 if value == 0 else value
 
 
 def number_flag(kind: type, low: float | None = None, high: float | None = None) -> dict:
@@ -234,12 +234,13 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     as an integer, exceeded maximum size") and to ``low`` .. ``high``, in the words the
     framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
     default (a number, not text) is only held to them."""
+    import math
     import sys
     from typing import Annotated
 
     from pydantic import Field, TypeAdapter, ValidationError
 
-    from tiersim.numbers import NumberError, exact_whole, read_number
+    from tiersim.numbers import NumberError, WrittenNumber, exact_whole, read_number
 
     try:
         number = read_number(text, kind) if isinstance(text, str) else text
@@ -255,6 +256,9 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
         raise errors.BadParameter(f"a whole number of {len(str(abs(number))):,} digits is "
                                   "beyond any setting")  # pydantic: 'a valid number'
     try:
-        return TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
+        value = TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
     except ValidationError as err:
         raise errors.BadParameter(err.errors()[0]["msg"]) from None
+    if isinstance(text, str) and isinstance(value, float) and not math.isfinite(value):
+        return WrittenNumber(value, text)  # its refusal quotes it as typed: 1e400, not inf
+    return value
