@@ -92,3 +92,69 @@ def test_a_flag_number_no_float_holds_is_quoted_as_typed(tmp_path, capsys, monke
     monkeypatch.chdir(tmp_path)
     assert one_error_line(*run_cli(capsys, *argv)) == f"Error: {said}"
     assert list(tmp_path.iterdir()) == []
+
+
+def _dropping_split_plan():
+    """A plan whose split tier drops requests at every split (as plan.json holds it: an
+    infinite score as null; in memory, before it is written, as infinity)."""
+    from tiersim.results import PlanResult
+
+    splits = [{"label": "aggregated", "prefill_replicas": 0, "decode_replicas": 0,
+               "score": float("inf"), "ttft_p99_s": 0.424, "tpot_p99_s": 0.0212},
+              {"label": "1P 2D", "prefill_replicas": 1, "decode_replicas": 2, "score": None,
+               "ttft_p99_s": 0.76, "tpot_p99_s": 0.0235},
+              {"label": "2P 1D", "prefill_replicas": 2, "decode_replicas": 1, "score": None,
+               "ttft_p99_s": None, "tpot_p99_s": None}]
+    chosen = {"design": "bf16@3", "replicas": {"bf16": 3}, "gpus_per_replica": {"bf16": 1},
+              "per_tier": {"bf16": {"replicas": 3, "prefill": 0}}, "cost_usd": 5.938,
+              "cost_model": "provisioned"}
+    return PlanResult(scenario="disagg", constraints={"ttft_p99_s": 2.0, "tpot_p99_s": 0.1},
+                      plan=chosen,
+                      disaggregation={"tier": "bf16", "chosen": splits[0], "splits": splits})
+
+
+STAR = ("*: the split drops requests, so it misses the SLOs whatever its score, which is of the "
+        "p99s of the requests it served")
+
+
+def test_a_planned_split_that_drops_shows_its_starred_score():
+    """``tiersim disagg`` shows a split that drops requests with the score of its p99s,
+    starred (round 49), but ``plan``'s split line still read 'aggregated score inf; 1P 2D
+    score inf; 2P 1D score inf', nothing telling the splits apart. It reads as disagg's."""
+    from tiersim.cli.plan_text import format_plan
+
+    lines = format_plan(_dropping_split_plan()).splitlines()
+    assert lines[-1] == ("  bf16 split: aggregated (of aggregated score 0.212*; 1P 2D score "
+                         "0.380*; 2P 1D score -*; score = worse of p99 TTFT and TPOT over their "
+                         f"SLOs; {STAR})")
+
+
+def test_a_planned_split_that_drops_shows_its_starred_score_in_the_report():
+    """The plan report's split table read 'inf' in each dropping split's score cell."""
+    from tiersim.report.page import plan_section
+
+    page = plan_section(_dropping_split_plan())
+    assert ("<p>chosen: aggregated (score = worse of p99 TTFT and TPOT over their SLOs; *: the "
+            "split drops requests, so it misses the SLOs whatever its score, which is of the "
+            "p99s of the requests it served)</p>") in page
+    assert ("<tr><td>aggregated</td><td class=\"num\">0.424</td><td class=\"num\">0.0212</td>"
+            "<td>0.212*</td></tr><tr><td>1P 2D</td><td class=\"num\">0.760</td><td class=\"num\">"
+            "0.0235</td><td>0.380*</td></tr><tr><td>2P 1D</td><td>-</td><td>-</td><td>-*</td>"
+            "</tr>") in page
+    assert ">inf<" not in page
+
+
+def test_a_planned_split_that_drops_nothing_has_no_star():
+    """Splits that drop nothing read as before: their scores, no star, no legend of one."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.report.page import plan_section
+
+    plan = _dropping_split_plan()
+    for row, score in zip(plan.disaggregation["splits"], (0.212, 0.38, 1.5), strict=True):
+        row["score"] = score
+        row["ttft_p99_s"] = row["ttft_p99_s"] or 3.0
+    line = format_plan(plan).splitlines()[-1]
+    assert line == ("  bf16 split: aggregated (of aggregated score 0.212; 1P 2D score 0.380; "
+                    "2P 1D score 1.50; score = worse of p99 TTFT and TPOT over their SLOs)")
+    page = plan_section(plan)
+    assert "*" not in page.split("Prefill/decode split")[1]

@@ -217,3 +217,38 @@ def score_text(score: float | None) -> str:
     if score >= SCORE_WHOLE_BELOW:  # an SLO of 1e-300 s: 300 digits filled the table
         return f"{score:#.3g}"
     return f"{score:,.0f}" if score >= 100 else f"{score:#.3g}".removesuffix(".")
+
+
+DROP_STAR_WORDS = ("*: the split drops requests, so it misses the SLOs whatever its score, "
+                   "which is of the p99s of the requests it served")
+"""What a starred split score (:func:`starred_score`) is, as ``tiersim disagg``'s legend,
+``plan``'s split line and the report's split table say it."""
+
+
+def starred_score(score: float | None, ttft_p99_s: float | None, tpot_p99_s: float | None,
+                  limits: tuple[float | None, float | None], dropped: bool) -> str:
+    """A split's score as printed: a split that drops requests scores infinity (it misses the
+    SLOs), which told splits that all drop the same requests (longer than the tier's context,
+    at every split) nothing, every one 'inf' while they ranked by their p99s; it shows the
+    score of its p99s, the one it ranks by among splits that drop as many, starred
+    (:data:`DROP_STAR_WORDS`; ``-*`` where no request it served has a latency)."""
+    if not dropped:
+        return score_text(score)
+    if ttft_p99_s is None and tpot_p99_s is None:
+        return "-*"
+    return score_text(split_rank(ttft_p99_s, tpot_p99_s, limits, 1)[1]) + "*"
+
+
+def split_drops(row: dict) -> bool:
+    """Whether a split of plan.json (``disaggregation.splits``) drops requests: plan.json
+    records no count of them, but a split's score is infinite (null in JSON) exactly where it
+    drops (:func:`slo_score`)."""
+    score = row.get("score")
+    return not isinstance(score, int | float) or not math.isfinite(score)
+
+
+def plan_split_score(row: dict, limits: tuple[float | None, float | None]) -> str:
+    """A split of plan.json as ``plan`` and its report print its score (:func:`starred_score`,
+    as ``tiersim disagg`` prints it), against the planned SLOs ``limits``."""
+    return starred_score(row.get("score"), row.get("ttft_p99_s"), row.get("tpot_p99_s"), limits,
+                         split_drops(row))

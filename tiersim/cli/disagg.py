@@ -71,7 +71,7 @@ def _score_legend(scenario, drops: bool) -> str:
     (:func:`~tiersim.results.as_given`; the plan prints the same words,
     :data:`tiersim.metrics.SCORE_WORDS`), how the splits rank, and, where some split drops
     requests (``drops``), what its starred score is."""
-    from tiersim.metrics import SCORE_WORDS
+    from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS
     from tiersim.results import as_given
 
     slo = scenario.slo
@@ -79,25 +79,16 @@ def _score_legend(scenario, drops: bool) -> str:
             f"{as_given(slo.tpot_p99_s)} s): below 1 meets both; splits rank by fewest dropped "
             "requests, then lowest score")
     if drops:
-        text += ("; *: the split drops requests, so it misses the SLOs whatever its score, "
-                 "which is of the p99s of the requests it served")
+        text += f"; {DROP_STAR_WORDS}"
     return text
 
 
 def _score_cell(row, limits) -> str:
-    """A split's score as the table prints it: a split that drops requests scores infinity
-    (it misses the SLOs), which told splits that all drop the same requests (longer than the
-    tier's context, at every split) nothing, every one 'inf' while they ranked by their p99s;
-    it shows the score of its p99s, the one it ranks by among splits that drop as many,
-    starred (``-*`` where no request it served has a latency)."""
-    from tiersim.disagg import score_text
-    from tiersim.metrics import split_rank
+    """A split's score as the table prints it (:func:`tiersim.metrics.starred_score`: one that
+    drops requests, the score of its p99s, starred)."""
+    from tiersim.metrics import starred_score
 
-    if not row.dropped:
-        return score_text(row.score)
-    if row.ttft_p99_s is None and row.tpot_p99_s is None:
-        return "-*"
-    return score_text(split_rank(row.ttft_p99_s, row.tpot_p99_s, limits, row.dropped)[1]) + "*"
+    return starred_score(row.score, row.ttft_p99_s, row.tpot_p99_s, limits, bool(row.dropped))
 
 
 def _verdict(row, limits) -> str:

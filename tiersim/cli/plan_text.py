@@ -66,13 +66,15 @@ def format_plan(result: PlanResult) -> str:
         lines.append(_runner_up_line(other))
     said = (chosen.get("accuracy_sources") or {}).get("source")
     lines += [_uniform_line(other) + source_words(other, said) for other in result.uniform]
-    for split in result.splits:
-        from tiersim.metrics import SCORE_WORDS, score_text
+    limits = (result.constraints.get("ttft_p99_s"), result.constraints.get("tpot_p99_s"))
+    for split in result.splits:  # scored as `tiersim disagg` scores them, a dropping one starred
+        from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS, plan_split_score, split_drops
 
-        table = "; ".join(f"{r['label']} score {score_text(r['score'])}"
+        table = "; ".join(f"{r['label']} score {plan_split_score(r, limits)}"
                           for r in split["splits"])
+        star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, split["splits"])) else ""
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
-                     f"{SCORE_WORDS})")
+                     f"{SCORE_WORDS}{star})")
     return "\n".join(lines)
 
 

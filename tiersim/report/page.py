@@ -683,21 +683,26 @@ def plan_section(plan: PlanResult) -> str:
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
-            + "".join(split_section(split) for split in plan.splits))
+            + "".join(split_section(split, plan.constraints) for split in plan.splits))
 
 
-def split_section(split: dict[str, Any] | None) -> str:
+def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> str:
     """A planned split tier's prefill/decode splits and aggregated serving on its GPUs, best
-    first, with the one the plan chose (as ``plan`` prints them); nothing for no split."""
+    first, with the one the plan chose (as ``plan`` prints them, a split that drops requests
+    with the starred score of its p99s, against the planned SLOs ``constraints``); nothing
+    for no split."""
     if not split:
         return ""
-    from tiersim.metrics import SCORE_WORDS, score_text
+    from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS, plan_split_score, split_drops
 
+    limits = (constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"))
+    splits = split.get("splits") or []
     rows = [[r.get("label"), r.get("ttft_p99_s"), r.get("tpot_p99_s"),
-             score_text(r.get("score"))] for r in split.get("splits") or []]
+             plan_split_score(r, limits)] for r in splits]
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
+    star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, splits)) else ""
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
-            f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS})')}</p>"
+            f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS}{star})')}</p>"
             + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
 
 
