@@ -41,8 +41,10 @@ def test_report_notes_a_folder_no_manifest_checked(hand_edited_run, tmp_path, ca
     code, err = run_cli(capsys, "report", folder)
     assert code == 0
     # round 48 checks the GPU, SLOs and each tier's precision and replicas too, and round 49
-    # its prices (a summary recording them): the note says so
+    # its prices (a summary recording them), and round 49 (left49b) its cost model: the note
+    # says so
     assert err == (f"note: {folder}: no manifest.json, so only the scenario name, seed, GPU, "
-                   "SLOs, tiers (their precision, replicas and prices) and request count show "
+                   "SLOs, cost model, tiers (their precision, replicas and prices) and request "
+                   "count show "
                    "that its "
                    "files come from one run; rerun `tiersim run` into it for a checked folder\n")

@@ -115,7 +115,8 @@ def test_a_summary_without_prices_reports_as_before(hand_edited_run, tmp_path, c
     code, err = run_cli(capsys, "report", folder)
     assert code == 0, err
     assert err == (f"note: {folder}: no manifest.json, so only the scenario name, seed, GPU, "
-                   "SLOs, tiers (their precision and replicas) and request count show that its "
+                   "SLOs, cost model, tiers (their precision and replicas) and request count "
+                   "show that its "
                    "files come from one run; rerun `tiersim run` into it for a checked folder\n")
     assert (folder / "report.html").is_file()
 

@@ -3,8 +3,10 @@ its fix."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from conftest import TINY
+from conftest import TINY, copy_folder
 from test_hostile_inputs import one_error_line, run_cli, tiny_with
 
 from tiersim.cli.plan_choose import _parse_choose
@@ -158,3 +160,64 @@ def test_a_planned_split_that_drops_nothing_has_no_star():
                     "2P 1D score 1.50; score = worse of p99 TTFT and TPOT over their SLOs)")
     page = plan_section(plan)
     assert "*" not in page.split("Prefill/decode split")[1]
+
+
+def _refused_as_edited(folder, said: str) -> str:
+    """The line ``tiersim report`` refuses a run folder with, whose scenario.yaml states
+    ``said`` other than its summary.json."""
+    return (f"Error: {folder}: scenario.yaml describes another run than summary.json ({said} "
+            "in summary.json, whose run manifest.json vouches for); put back the scenario.yaml "
+            f"the run wrote, or rerun `tiersim run --out {folder}`")
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    ("cost_model: attributed\n", "cost_model 'attributed' in scenario.yaml, 'provisioned'"),
+    ("cost_model: fixed_per_request\n",
+     "cost_model 'fixed_per_request' in scenario.yaml, 'provisioned'"),
+])
+def test_a_run_folders_edited_cost_model_is_refused(manifested_run, tmp_path, capsys, edit,
+                                                    said):
+    """``cost_model: attributed`` added to a run folder's scenario.yaml (a provisioned run)
+    reported without a word, its page naming the edited cost model as the run's provenance
+    beside a headline cost made in the other; an edited GPU, SLO, precision, replica count or
+    price is refused. summary.json records the run's cost model: it is checked too."""
+    folder = copy_folder(manifested_run, tmp_path / "r")
+    assert json.loads((folder / "summary.json").read_text())["cost_model"] == "provisioned"
+    text = (folder / "scenario.yaml").read_text()
+    assert "cost_model" not in text  # the run's scenario sets none: provisioned, the default
+    (folder / "scenario.yaml").write_text(text + edit)
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == _refused_as_edited(folder, said)
+    assert not (folder / "report.html").exists()
+
+
+def test_a_cost_model_removed_reads_as_the_default(tmp_path, capsys, monkeypatch):
+    """A run under ``cost_model: attributed`` whose scenario.yaml lost the key reads as the
+    default (provisioned), which is not the run's; the key as the run wrote it reports."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(TINY.read_text() + "cost_model: attributed\n")
+    assert run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-report", "--no-baselines")[0] == 0
+    folder = tmp_path / "o"
+    text = (folder / "scenario.yaml").read_text()
+    assert "cost_model: attributed\n" in text
+    code, err = run_cli(capsys, "report", folder)
+    assert (code, err) == (0, "")
+    (folder / "scenario.yaml").write_text(text.replace("cost_model: attributed\n", ""))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == _refused_as_edited(folder, "cost_model 'provisioned' in scenario.yaml, "
+                                              "'attributed'")
+
+
+def test_a_summary_without_a_manifest_and_another_cost_model_is_refused(hand_edited_run,
+                                                                        tmp_path, capsys):
+    """Without manifest.json, a summary.json of another cost model than scenario.yaml's (one
+    copied in from another run) is refused as another seed or GPU is."""
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["cost_model"] = "attributed"
+    (folder / "summary.json").write_text(json.dumps(summary))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder}: summary.json and scenario.yaml describe different runs "
+                    "(cost_model 'attributed' in summary.json, 'provisioned' in scenario.yaml) "
+                    "and there is no manifest.json to tell which is right; rerun `tiersim run "
+                    f"--out {folder}` to write one run's files")

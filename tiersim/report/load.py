@@ -536,7 +536,7 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
     priced = any(t.cost_per_gpu_hour is not None for t in run.tiers)  # recorded since round 49
     checked = "precision, replicas and prices" if priced else "precision and replicas"
     warnings.warn(f"{directory}: no manifest.json, so only the scenario name, seed, GPU, "
-                  f"SLOs, tiers (their {checked}) and request count show that its "
+                  f"SLOs, cost model, tiers (their {checked}) and request count show that its "
                   "files come from one run; rerun `tiersim run` into it for a checked folder",
                   Note, stacklevel=3)
 
@@ -544,8 +544,9 @@ def check_one_run(directory: Path, run: RunResult, requests: pd.DataFrame | None
 def check_scenario_of_run(directory: Path, run: RunResult,
                           scenario: dict[str, Any] | None) -> None:
     """manifest.json vouches for summary.json but not for scenario.yaml: refuse a scenario.yaml
-    whose name, seed or tiers are not the run's (edited, or copied in from another run), whose
-    settings the page would show as the run's provenance."""
+    whose name, seed, tiers or settings (:func:`_described`: its GPU, SLOs, cost model, each
+    tier's precision, replicas and prices) are not the run's (edited, or copied in from another
+    run), whose settings the page would show as the run's provenance."""
     for file, what, theirs, ours in _disagreements(run, None, scenario)[:1]:
         raise TiersimError(f"{directory}: {file} describes another run than summary.json "
                            f"({what} {theirs!r} in {file}, {ours!r} in summary.json, whose "
@@ -589,7 +590,19 @@ def _described(run: RunResult, requests: pd.DataFrame | None, scenario: dict[str
              ("scenario.yaml", "tiers", names, [t.name for t in run.tiers]),
              ("requests.parquet", "requests", None if requests is None else len(requests),
               run.requests)]
-    return facts[:3] + _settings_described(doc, run) + facts[3:]
+    # the cost model a scenario.yaml without the key runs under, as its seed is 0: a run
+    # writes only the keys the scenario set
+    cost_model = ("scenario.yaml", "cost_model",
+                  _stated_text(doc.get("cost_model", _default_cost_model()))
+                  if scenario is not None else None, run.cost_model)
+    return facts[:3] + _settings_described(doc, run) + [cost_model] + facts[3:]
+
+
+def _default_cost_model() -> str:
+    """The cost model of a scenario that names none (the scenario schema's default)."""
+    from tiersim.scenario import Scenario
+
+    return Scenario.model_fields["cost_model"].default
 
 
 def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, str, Any, Any]]:
