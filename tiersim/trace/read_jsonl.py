@@ -296,17 +296,29 @@ def _overflowed(table: pa.Table) -> list[str]:
 
 def _exact_overflowed(p: Path, name: str, values: pd.Series) -> pd.Series:
     """Column ``name`` with each infinite cell replaced by the whole number the file writes
-    (read again by ``json.loads``), so that its error names the number given, not ``inf``
-    (one of over 4,300 digits, which Python reads as no number, stays infinite)."""
+    (read again by ``json.loads``), so that its error names the number given, not ``inf``.
+    One of over 4,300 digits, of which Python makes no integer, is kept as its digits' text,
+    which the error names as a CSV cell of them (it stayed infinite: "not finite (got inf)",
+    of a file holding no infinity)."""
     exact = values.astype(object)
     infinite = set(np.flatnonzero(np.isinf(values.to_numpy(dtype=float))))
     with p.open(encoding="utf-8-sig", errors="replace") as f:
         lines = (line for line in f if line.strip(JSON_BLANK))
         for row, line in enumerate(lines):
             if row in infinite:
-                with contextlib.suppress(ValueError):  # over 4,300 digits: Python reads none
-                    exact.iloc[row] = json.loads(line).get(name, exact.iloc[row])
+                with contextlib.suppress(ValueError):
+                    exact.iloc[row] = json.loads(line, parse_int=_int_or_digits).get(
+                        name, exact.iloc[row])
     return exact
+
+
+def _int_or_digits(text: str) -> int | str:
+    """A JSON whole number as an int, or as its text where Python makes no int of it (over
+    4,300 digits: ``int`` raises ValueError)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 EXACT_HASH = pa.decimal128(38, 0)
