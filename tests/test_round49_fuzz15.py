@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_hostile_inputs import one_error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(("digits", "sign"), [(5000, ""), (5000, "-"), (4400, "")])
@@ -20,3 +24,43 @@ def test_a_jsonl_number_of_more_than_4300_digits_is_named_as_written(tmp_path, c
     assert line == (f"Error: {path}: row 2, column 'input_tokens': token count is beyond the "
                     f"range of numbers (got {number[:12]}... ({digits:,} digits)); fix or "
                     "remove the row (file line 2)")
+
+
+TINY_TEXT = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+
+@pytest.mark.parametrize(("char", "words"), [
+    ("\u2028", "the line or paragraph separator U+2028"),
+    ("\u2029", "the line or paragraph separator U+2029"),
+    ("\x85", "the control or format character U+0085"),
+])
+def test_a_unicode_line_break_in_a_comment_is_named_at_its_line(tmp_path, capsys, monkeypatch,
+                                                               char, words):
+    """YAML 1.1 reads U+2028, U+2029 and U+0085 (NEL, what a Windows-1252 ellipsis becomes
+    read as Latin-1) as line breaks, which no editor shows: in a comment the rest of the
+    comment became a key, "line 2: scenario for tests and quick checks: unknown key", of a
+    line 2 that reads "seed: 0". The character is now named at its own line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("# A tiny scenario",
+                                                       f"# A tiny{char}scenario", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 1: holds {words}, which YAML reads as a line break "
+                    "(no editor shows one there; it ends a comment, cuts a value in two and "
+                    "moves every later line number); remove it, or write it as an escape "
+                    f"(\"\\u{ord(char):04x}\") inside double quotes")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+def test_a_scenario_line_number_after_a_line_separator_is_the_editors(tmp_path, capsys,
+                                                                      monkeypatch, newline):
+    """An error further down was named a line later than an editor shows it for every such
+    character above it: the character is named first, at its own line (lines counted as YAML
+    counts them, at CR LF, CR or LF)."""
+    monkeypatch.chdir(tmp_path)
+    text = TINY_TEXT.replace("name: tiny", "name: tiny  # short\u2028", 1).replace(
+        "seed: 0", "seed: -1", 1)
+    (tmp_path / "s.yaml").write_bytes(text.replace("\n", newline).encode())
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line.startswith("Error: s.yaml: line 3: holds the line or paragraph separator "
+                           "U+2028, which YAML reads as a line break")

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tiersim.errors import ScenarioError
+from tiersim.errors import ScenarioError, unprintable_words
 from tiersim.numbers import (
     FRACTIONAL,
     MAX_INT_BITS,
@@ -85,11 +85,35 @@ def _read_text(path: Path, source: str) -> str:
         raise ScenarioError(source, "", f"not a text file (NUL byte at offset "
                             f"{raw.index(0)}); a scenario is YAML text")
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw[:err.start].count(b"\n") + 1
         raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte "
                             f"0x{raw[err.start]:02x}); save the file as UTF-8") from None
+    _no_unicode_line_break(text, source)
+    return text
+
+
+UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+"""The characters YAML 1.1 (so PyYAML) reads as line breaks that no editor shows as one: NEL
+(U+0085, what a Windows-1252 ellipsis becomes read as Latin-1) and the line and paragraph
+separators."""
+
+
+def _no_unicode_line_break(text: str, source: str) -> None:
+    """Refuse a scenario holding a :data:`UNICODE_BREAKS` character, at its line as an editor
+    counts lines: YAML breaks the line there, so the rest of a comment was read as a key
+    ("line 2: scenario for tests and quick checks: unknown key") and every line number below
+    it was one too many. tiersim writes none (a saved scenario escapes them: ``"\\L"``)."""
+    found = UNICODE_BREAKS.search(text)
+    if found is None:
+        return
+    char = found.group()
+    line = len(re.findall(r"\r\n|\r|\n", text[:found.start()])) + 1  # as YAML and an editor
+    raise ScenarioError(source, f"line {line}", f"holds {unprintable_words(char)}, which YAML "
+                        "reads as a line break (no editor shows one there; it ends a comment, "
+                        "cuts a value in two and moves every later line number); remove it, or "
+                        f"write it as an escape (\"\\u{ord(char):04x}\") inside double quotes")
 
 
 def check_size(root: yaml.Node | None, source: str) -> int:
