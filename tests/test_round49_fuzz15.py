@@ -64,3 +64,40 @@ def test_a_scenario_line_number_after_a_line_separator_is_the_editors(tmp_path, 
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line.startswith("Error: s.yaml: line 3: holds the line or paragraph separator "
                            "U+2028, which YAML reads as a line break")
+
+
+@pytest.mark.parametrize(("cell", "row", "column", "label"), [
+    ("1e400", 2, "arrival_s", "arrival time in seconds"),
+    ("-1e400", 1, "input_tokens", "token count"),
+    ("100.5E+400", 1, "input_tokens", "token count"),
+    (" .5e999 ", 1, "output_tokens", "token count"),
+])
+def test_a_csv_number_beyond_a_floats_range_is_named_as_written(tmp_path, capsys, cell, row,
+                                                                column, label):
+    """A CSV cell of a number written with an exponent beyond a float's range (``1e400``) was
+    "not finite (got inf); write a finite number": the file holds no infinity (the same number
+    in JSON lines is "a number too large to store"). It is named as written, as a whole number
+    of too many digits is."""
+    cells = {"arrival_s": ["0", "1"], "input_tokens": ["100", "10"], "output_tokens": ["5", "5"]}
+    cells[column][row - 1] = cell
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n" + "".join(
+        f"{cells['arrival_s'][i]},{cells['input_tokens'][i]},{cells['output_tokens'][i]}\n"
+        for i in range(2)))
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", str(path)))
+    assert line == (f"Error: {path}: row {row}, column {column!r}: {label} is beyond the range "
+                    f"of numbers (got {cell.strip()}); fix or remove the row (file line "
+                    f"{row + 1})")
+
+
+@pytest.mark.parametrize("cell", ["inf", "-Infinity", "nan1"])
+def test_a_csv_infinity_written_as_a_word_is_still_not_finite(tmp_path, capsys, cell):
+    """The words for infinity keep their message (the file does hold an infinity)."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"arrival_s,input_tokens,output_tokens\n0,{cell},5\n1,10,5\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", str(path)))
+    said = {"inf": "is not finite (got inf); write a finite number",
+            "-Infinity": "is not finite (got -inf); write a finite number",
+            "nan1": "is not a number (got text of 4 characters); write a number"}[cell]
+    assert line == (f"Error: {path}: row 1, column 'input_tokens': token count {said} (file "
+                    "line 2)")

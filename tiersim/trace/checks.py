@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tiersim.errors import cut
 from tiersim.trace.cells import written_cells
 from tiersim.trace.filecheck import Source
 
@@ -63,7 +64,10 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
     if i is not None and zeros[i] and not bad[i]:
         raise src.error(zero[1], i, column)
     if i is not None:
-        message = _number_message(s.iloc[i], values[i], label, missing[i], text_bad[i],
+        raw = s.iloc[i]
+        if not (missing[i] or text_bad[i] or np.isfinite(values[i])):  # 1e400, read as inf
+            raw = _infinite_as_written(src, i, column, raw, values[i])
+        message = _number_message(raw, values[i], label, missing[i], text_bad[i],
                                   integer, low, high)
         raise src.error(message + (" or true/false" if flags and text_bad[i] else ""), i,
                         column)
@@ -221,6 +225,9 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     if whole and not np.isfinite(value):
         return (f"{label} is beyond the range of numbers (got {shown}); fix or "
                 "remove the row")  # a 400-digit cell, which no float holds
+    if not np.isfinite(value) and _decimal_text(raw):  # 1e400: "got inf" named no cell's text
+        return (f"{label} is beyond the range of numbers (got {cut(raw.strip(), 40)}); fix or "
+                "remove the row")
     if not np.isfinite(value):
         return f"{label} is not finite (got {shown}); write a finite number"
     if integer and value != np.floor(value):
@@ -243,6 +250,14 @@ def shown_as_written(raw, value: float) -> str:
         digits = raw.strip().lstrip("+")
         return show_number(int(digits)) if len(digits) <= 20 else _long_digits(digits)
     return show_number(value)
+
+
+def _decimal_text(raw) -> bool:
+    """Whether a cell is text of a number in decimal notation (:data:`_BARE_NUMBER`, ASCII
+    digits, spaces around; not ``inf`` or ``nan``): infinite once read, it is a number beyond
+    a float's range (``1e400``)."""
+    return isinstance(raw, str) and re.fullmatch(rf"\s*{_BARE_NUMBER}\s*", raw,
+                                                 re.ASCII) is not None
 
 
 def _whole_text(raw) -> bool:
@@ -575,6 +590,14 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
             message = (f"timestamp {now} is earlier than the row before ({before}); sort the "
                        f"file by {column}")
         raise src.error(message, i + 1, column)
+
+
+def _infinite_as_written(src: Source, i: int, column: str, raw, value: float):
+    """Table row ``i``'s cell that reads as infinite, as a text trace writes it where that is
+    a number in decimal notation (``1e400``, beyond a float's range, which a CSV reader makes
+    infinite: it was "not finite (got inf)"); else ``raw``, the cell as read."""
+    text = _as_written(src, [i], column, [value])[0]
+    return text if _decimal_text(text) else raw
 
 
 def _is_date_time(value) -> bool:
