@@ -52,8 +52,10 @@ def test_a_label_cell_holding_a_json_array_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize(("name", "shown"), [
     ("arival_s", "'arival_s'"),               # a typo
-    ("arrival_s\u200b", "'arrival_s\\\\u200b'"),  # a zero-width space after the name
-    ("\ufeff\ufeffarrival_s", "'\\\\ufeffarrival_s'"),  # a second byte-order mark
+    # the name as Python writes it (round 49: repr of the escaped name wrote each backslash
+    # twice, 'arrival_s\\\\u200b', of a column no file names so)
+    ("arrival_s\u200b", "'arrival_s\\u200b'"),  # a zero-width space after the name
+    ("\ufeff\ufeffarrival_s", "'\\ufeffarrival_s'"),  # a second byte-order mark
 ])
 def test_a_misnamed_arrival_column_is_named_not_taken_for_lengths(tmp_path, capsys, name,
                                                                   shown):

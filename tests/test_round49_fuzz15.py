@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from test_hostile_inputs import one_error_line, run_cli
+
+from tiersim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,3 +104,33 @@ def test_a_csv_infinity_written_as_a_word_is_still_not_finite(tmp_path, capsys, 
             "nan1": "is not a number (got text of 4 characters); write a number"}[cell]
     assert line == (f"Error: {path}: row 1, column 'input_tokens': token count {said} (file "
                     "line 2)")
+
+
+def _inspect_notes(capsys, path) -> list[str]:
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["notes"]
+
+
+def test_a_misnamed_arrival_column_is_escaped_once(tmp_path, capsys):
+    """A column named ``arrival_s`` and a zero-width space was noted as
+    ``'arrival_s\\\\u200b'``: escaped, then quoted by ``repr``, which wrote each backslash
+    twice (no column of the file is named so). It reads as Python writes the name, as the
+    other notes on columns do (``'\\ufeffTIMESTAMP' (TIMESTAMP) differs only in case or
+    invisible characters``)."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s\u200b,input_tokens,output_tokens\n0,10,5\n1,20,5\n")
+    assert _inspect_notes(capsys, path) == [
+        "column 'arrival_s\\u200b' (arrival_s?) is not read: a file of token lengths has no "
+        "arrival times; rename it arrival_s (seconds from the trace's start) to read the file "
+        "as a trace"]
+
+
+def test_an_unread_column_is_escaped_once(tmp_path, capsys):
+    """An unread column whose name holds a terminal escape was noted as ``'sesion\\\\x1b'``;
+    it is ``'sesion\\x1b'``, the name as Python writes it."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,sesion\x1b_id\n0,10,5,1\n1,20,5,1\n")
+    notes = _inspect_notes(capsys, path)
+    assert notes == ["column(s) 'sesion\\x1b_id' (session_id?) not read (not a canonical "
+                     "column: carried in the table, used by nothing)"]

@@ -184,7 +184,7 @@ def unread_note(unread: list[str], why: str) -> list[str]:
 def _unread_name(name: str) -> str:
     """A column not read, for a note: its name, cut and escaped, and what it may be a typo of
     (a name tiersim reads is no typo: a file of token lengths does not read ``step``)."""
-    text = repr(escaped(name if len(name) <= 40 else name[:37] + "..."))
+    text = shown_name(name)
     close = [] if canonical.is_optional(name) else difflib.get_close_matches(
         name, KNOWN, n=2, cutoff=0.65)
     return f"{text} ({' or '.join(close)}?)" if close else text
@@ -655,9 +655,12 @@ def token_renames(columns: list[str]) -> str:
 
 
 def shown_name(name: str) -> str:
-    """A column name of the file for a message: cut to 40 characters, control and format
-    characters escaped, quoted."""
-    return repr(escaped(name if len(name) <= 40 else name[:37] + "..."))
+    """A column name of the file for a message: cut to 40 characters, quoted and escaped as
+    Python writes it (``repr``, which writes every control, format, surrogate and line or
+    paragraph separator character as its escape, as :func:`tiersim.errors.escaped` does).
+    NOTE: ``repr`` of the name :func:`~tiersim.errors.escaped` had escaped wrote each escape's
+    backslash twice: ``'arrival_s\\\\u200b'`` of a column no file names so."""
+    return repr(name if len(name) <= 40 else name[:37] + "...")
 
 
 def is_length_only(columns: list[str]) -> bool:
