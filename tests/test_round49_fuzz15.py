@@ -134,3 +134,39 @@ def test_an_unread_column_is_escaped_once(tmp_path, capsys):
     notes = _inspect_notes(capsys, path)
     assert notes == ["column(s) 'sesion\\x1b_id' (session_id?) not read (not a canonical "
                      "column: carried in the table, used by nothing)"]
+
+
+@pytest.mark.parametrize("tail", ['{"value": 1.5e', '{"value": 1.5E-', '{"value": -',
+                                  '{"value": 2.', '{"value": tr', '{"value": [fals',
+                                  '{"value": n'])
+def test_a_profile_cut_inside_a_number_or_a_word_is_told_cut_short(tmp_path, capsys,
+                                                                   monkeypatch, tail):
+    """A profile cut short inside a number (``4.11467e`` of a 4 MB profile copied in half) or a
+    word (``tr`` of ``true``) read "line 1: not valid JSON (Expecting ',' delimiter)", as if a
+    comma were missing; cut after a whole value it said the file ends mid-document. It now
+    says so wherever the file stops."""
+    monkeypatch.chdir(tmp_path)
+    text = '{"schema": "tiersim.profile/1",\n "overhead_s": ' + tail
+    (tmp_path / "p.json").write_text(text)
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("profile: null", "profile: p.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 7: profile: p.json: line 2: not valid JSON: it ends "
+                    f"mid-document after {len(text)} bytes, as a file cut short does (a copy or "
+                    "save that did not finish); give the whole file")
+
+
+@pytest.mark.parametrize(("tail", "said"), [
+    ('{"value": 1.e5}', "Expecting ',' delimiter"),  # no digit after the point: no number
+    ('{"value": 01}', "Expecting ',' delimiter"),    # a leading zero
+    ('{"value": trust}', "Expecting value"),          # no JSON word
+    ('[1, 2 3', "Expecting ',' delimiter"),           # a comma missing, whole values around it
+])
+def test_a_profile_with_a_bad_value_is_not_told_cut_short(tmp_path, capsys, monkeypatch, tail,
+                                                          said):
+    """A value JSON has no reading of, at the file's end too, is still named as the parser
+    names it: only text a longer file would complete is taken for a cut."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.json").write_text('{"schema": "tiersim.profile/1",\n "overhead_s": ' + tail)
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("profile: null", "profile: p.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: line 7: profile: p.json: line 2: not valid JSON ({said})"

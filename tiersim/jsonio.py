@@ -10,6 +10,7 @@ but in a Hugging Face config file, which vLLM refuses with one (:data:`HF_BOM`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,8 @@ def parse_json(text: str, path: Path | str, what: str,
         raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
                     "was meant cannot be known)") from None
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) or exc.msg == "Unterminated string starting at":
+        if exc.pos >= len(text.rstrip()) or exc.msg == "Unterminated string starting at" or (
+                _cut_in_a_value(text, exc.pos)):
             # nothing wrong but that the text stopped (a string left open runs to its end)
             size = len(text.encode("utf-8"))
             raise error(f"{path}: line {exc.lineno}: not valid JSON: it ends mid-document after "
@@ -84,6 +86,28 @@ def parse_json(text: str, path: Path | str, what: str,
                     f"{what}") from None
     except RecursionError:
         raise error(f"{path}: JSON nested too deeply to be {what}") from None
+
+
+_NUMBER_START = re.compile(r"-?(?:(?:0|[1-9]\d*)(?:\.|(?:\.\d+)?(?:[eE][+-]?\d*)?))?")
+"""Text a longer text could make a JSON number of (``-``, ``2.``, ``4.11467e``, ``1E-``)."""
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+"""A whole JSON number."""
+
+
+def _cut_in_a_value(text: str, pos: int) -> bool:
+    """Whether the JSON parser's error at ``pos`` is the text stopping inside its last value:
+    a number or a word (``true``, ``false``, ``null``) that a longer text would complete. The
+    parser reads ``4.11467e`` as the number 4.11467 and then expects a comma ("Expecting ','
+    delimiter": a 4 MB profile copied in half read as a comma missing), and ``tr`` as no
+    value."""
+    body = text.rstrip()
+    last = re.search(r"[-+.0-9eE]+\Z|[a-z]+\Z", body)
+    if last is None or pos < last.start():
+        return False
+    word = last.group()
+    if word.isalpha():
+        return any(full.startswith(word) and full != word for full in ("true", "false", "null"))
+    return _NUMBER_START.fullmatch(word) is not None and _NUMBER.fullmatch(word) is None
 
 
 def _check_regular(path: Path, what: str, error: type[TiersimError]) -> None:
