@@ -170,3 +170,23 @@ def test_a_profile_with_a_bad_value_is_not_told_cut_short(tmp_path, capsys, monk
     (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("profile: null", "profile: p.json", 1))
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: line 7: profile: p.json: line 2: not valid JSON ({said})"
+
+
+@pytest.mark.parametrize(("value", "key", "digits"), [
+    ('{"value": ' + "9" * 5000 + "}", "overhead_s.value", "5,000"),
+    ('{"value": 0, "per_layer_s": [1, -' + "1" * 4400 + "]}", "overhead_s.per_layer_s[1]",
+     "4,400"),
+])
+def test_a_profile_number_of_more_than_4300_digits_names_its_key(tmp_path, capsys, monkeypatch,
+                                                                 value, key, digits):
+    """A JSON whole number of more than 4,300 digits read "a number too long to read (Exceeds
+    the limit (4300 digits) for integer string conversion: value has 5000 digits); not a
+    profile": Python's words, no place, and a verdict on a file that is a profile. It names
+    the key, as the profile's other checks do."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.json").write_text('{"schema": "tiersim.profile/1", "overhead_s": ' + value
+                                     + "}")
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("profile: null", "profile: p.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 7: profile: p.json: key '{key}': a whole number of "
+                    f"{digits} digits is beyond any value; fix the number")

@@ -320,9 +320,10 @@ def test_a_json_number_of_5000_digits_is_one_line(tmp_path):
                                               '"hidden_size": ' + "9" * 5000))
     with pytest.raises(TiersimError) as err:
         read_json(path, "a model config")
-    assert str(err.value) == (f"{path}: a number too long to read (Exceeds the limit (4300 "
-                              "digits) for integer string conversion: value has 5000 digits); "
-                              "not a model config")
+    # round 49: the key and the digits' count, not Python's words ("a number too long to
+    # read (Exceeds the limit (4300 digits) ...); not a model config", of a model config)
+    assert str(err.value) == (f"{path}: key 'hidden_size': a whole number of 5,000 digits is "
+                              "beyond any value; fix the number")
 
 
 # ---------------------------------------------------------------------------------------------

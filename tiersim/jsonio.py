@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, cut, escaped
 
 MAX_JSON_BYTES = 64 << 20
 """Largest JSON file read (64 MiB: the biggest shipped profile is under 1 MiB, a model config a
@@ -81,9 +81,8 @@ def parse_json(text: str, path: Path | str, what: str,
                         f"{size:,} byte{'s' if size != 1 else ''}, as a file cut short does (a "
                         "copy or save that did not finish); give the whole file") from None
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
-        raise error(f"{path}: a number too long to read ({str(exc).split(';')[0]}); not "
-                    f"{what}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise error(f"{path}: {_too_long_number(text)}") from None
     except RecursionError:
         raise error(f"{path}: JSON nested too deeply to be {what}") from None
 
@@ -108,6 +107,47 @@ def _cut_in_a_value(text: str, pos: int) -> bool:
     if word.isalpha():
         return any(full.startswith(word) and full != word for full in ("true", "false", "null"))
     return _NUMBER_START.fullmatch(word) is not None and _NUMBER.fullmatch(word) is None
+
+
+class _Digits(str):
+    """The text of a JSON whole number of more digits than Python makes an int of."""
+
+
+def _int_or_digits(text: str) -> int | _Digits:
+    try:
+        return int(text)
+    except ValueError:
+        return _Digits(text)
+
+
+def _too_long_number(text: str) -> str:
+    """The message for a JSON whole number of more than 4,300 digits, naming its key as the
+    file's readers name a key (``key 'overhead_s.value'``) and its digits' count (it was
+    Python's words, "a number too long to read (Exceeds the limit (4300 digits) for integer
+    string conversion: value has 5000 digits); not a model config", of a file that is one)."""
+    found = _first_digits(json.loads(text, parse_int=_int_or_digits), "")
+    if found is None:  # not met again: only the count is known
+        return ("holds a whole number of more than 4,300 digits, beyond any value; fix the "
+                "number")
+    key, digits = found
+    where = f"key '{escaped(cut(key, 80))}': " if key else ""
+    return (f"{where}a whole number of {len(digits.lstrip('-')):,} digits is beyond any value; "
+            "fix the number")
+
+
+def _first_digits(value: Any, key: str) -> tuple[str, _Digits] | None:
+    """The key path (``a.b[0]``) and the text of the first :class:`_Digits` in ``value``."""
+    if isinstance(value, _Digits):
+        return key, value
+    items = (value.items() if isinstance(value, dict) else
+             enumerate(value) if isinstance(value, list) else ())
+    for name, item in items:
+        inner = f"{key}[{name}]" if isinstance(name, int) else (
+            f"{key}.{name}" if key else str(name))
+        found = _first_digits(item, inner)
+        if found is not None:
+            return found
+    return None
 
 
 def _check_regular(path: Path, what: str, error: type[TiersimError]) -> None:
