@@ -190,3 +190,35 @@ def test_a_profile_number_of_more_than_4300_digits_names_its_key(tmp_path, capsy
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == (f"Error: s.yaml: line 7: profile: p.json: key '{key}': a whole number of "
                     f"{digits} digits is beyond any value; fix the number")
+
+
+def test_a_profile_number_beyond_a_floats_range_is_named_as_written(tmp_path, capsys,
+                                                                    monkeypatch):
+    """A profile's ``1e400`` (read as infinite) was "must be a number of seconds from 0 to
+    3600 (got inf)"; the file holds no infinity. It is named as written."""
+    monkeypatch.chdir(tmp_path)
+    shipped = (ROOT / "tiersim" / "profiles" / "h200_aiconfigurator_vllm.json").read_text()
+    assert shipped.count('"overhead_s":{"value":0.0,') == 1
+    (tmp_path / "p.json").write_text(shipped.replace('"overhead_s":{"value":0.0,',
+                                                     '"overhead_s":{"value":1e400,'))
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("profile: null", "profile: p.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == ("Error: s.yaml: line 7: profile: p.json: overhead_s.value: must be a number "
+                    "of seconds from 0 to 3600 (got 1e400)")
+
+
+@pytest.mark.parametrize(("key", "value"), [("vocab_size", "1e400"), ("head_dim", "-1E+999")])
+def test_a_config_number_beyond_a_floats_range_is_named_as_written(tmp_path, capsys,
+                                                                   monkeypatch, key, value):
+    """A config.json's ``"vocab_size": 1e400`` was "must be a positive integer (got inf)"."""
+    monkeypatch.chdir(tmp_path)
+    config = json.loads((ROOT / "benchmarks" / "data" / "configs" / "Qwen3-235B-A22B-FP8" /
+                         "config.json").read_text())
+    config[key] = 0
+    (tmp_path / "config.json").write_text(json.dumps(config).replace(f'"{key}": 0',
+                                                                     f'"{key}": {value}'))
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("model: Qwen3-Coder-30B-A3B",
+                                                       "model: config.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 5: model: config.json: key '{key}': must be a "
+                    f"positive integer (got {value})")

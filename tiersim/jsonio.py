@@ -10,6 +10,7 @@ but in a Hugging Face config file, which vLLM refuses with one (:data:`HF_BOM`).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -68,7 +69,7 @@ def parse_json(text: str, path: Path | str, what: str,
     if not text.strip():
         raise error(f"{path}: empty; {what} is a UTF-8 JSON file")
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=_float_as_written)
     except DuplicateKey as exc:
         raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
                     "was meant cannot be known)") from None
@@ -107,6 +108,28 @@ def _cut_in_a_value(text: str, pos: int) -> bool:
     if word.isalpha():
         return any(full.startswith(word) and full != word for full in ("true", "false", "null"))
     return _NUMBER_START.fullmatch(word) is not None and _NUMBER.fullmatch(word) is None
+
+
+class WrittenFloat(float):
+    """A JSON number beyond a float's range (``1e400``), infinite once read, that a message
+    quoting its ``repr`` shows as the file writes it: "must be a positive integer (got inf)"
+    named no text of the file."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _float_as_written(text: str) -> float:
+    """A JSON number with a point or an exponent as a float; one beyond a float's range as a
+    :class:`WrittenFloat` of its text (``float`` reads it as infinite)."""
+    value = float(text)
+    if not math.isinf(value):
+        return value
+    written = WrittenFloat(value)
+    written.text = text if len(text) <= 40 else f"{text[:37]}..."
+    return written
 
 
 class _Digits(str):
