@@ -222,3 +222,24 @@ def test_a_config_number_beyond_a_floats_range_is_named_as_written(tmp_path, cap
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == (f"Error: s.yaml: line 5: model: config.json: key '{key}': must be a "
                     f"positive integer (got {value})")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("[]", "NVIDIA's quantisation config must be a JSON object"),
+    ("", "empty; NVIDIA's quantisation config is a UTF-8 JSON file"),
+])
+def test_a_broken_hf_quant_config_is_not_called_a_model_config(tmp_path, capsys, monkeypatch,
+                                                               text, said):
+    """A ModelOpt checkpoint's ``hf_quant_config.json`` holding ``[]`` read "a model config
+    must be a JSON object", of the file beside the model config: it is named as what it is."""
+    monkeypatch.chdir(tmp_path)
+    config = json.loads((ROOT / "benchmarks" / "data" / "configs" / "Qwen3-235B-A22B-FP8" /
+                         "config.json").read_text())
+    del config["quantization_config"]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    (tmp_path / "m" / "hf_quant_config.json").write_text(text)
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("model: Qwen3-Coder-30B-A3B", "model: m",
+                                                       1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: line 5: model: m/hf_quant_config.json: {said}"

@@ -18,12 +18,13 @@ from tiersim.errors import TiersimError, shown
 from tiersim.jsonio import HF_BOM, read_json
 
 
-def _read(path: Path) -> dict[str, Any]:
-    """The parsed JSON object of ``path``, or one error line (a leading byte-order mark too,
-    which transformers refuses: :data:`~tiersim.jsonio.HF_BOM`)."""
-    data = read_json(path, "a model config", bom=HF_BOM)
+def _read(path: Path, what: str = "a model config") -> dict[str, Any]:
+    """The parsed JSON object of ``path`` (``what`` it is, for its errors: the quantisation
+    file beside a config was "a model config"), or one error line (a leading byte-order mark
+    too, which transformers refuses: :data:`~tiersim.jsonio.HF_BOM`)."""
+    data = read_json(path, what, bom=HF_BOM)
     if not isinstance(data, dict):
-        raise TiersimError(f"{path}: a model config must be a JSON object")
+        raise TiersimError(f"{path}: {what} must be a JSON object")
     return data
 
 

@@ -77,7 +77,7 @@ def _side_quant(side: Path) -> dict[str, Any]:
 def _side_block(side: Path) -> tuple[dict[str, Any], str]:
     """:func:`_side_quant` and the key path leading to it in the file (``quantization.``, or
     none where the file is the block itself), as its errors name its keys."""
-    data = _read(side)
+    data = _read(side, "NVIDIA's quantisation config")
     quant = data.get("quantization", data)
     _refuse_non_finite(side, quant, "quantization" if "quantization" in data else "")
     if not isinstance(quant, dict):
