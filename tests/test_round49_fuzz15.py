@@ -243,3 +243,22 @@ def test_a_broken_hf_quant_config_is_not_called_a_model_config(tmp_path, capsys,
                                                        1))
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: line 5: model: m/hf_quant_config.json: {said}"
+
+
+@pytest.mark.parametrize(("written", "name", "what"), [
+    ("' h200_aiconfigurator_vllm'", " h200_aiconfigurator_vllm", "the bundled profile"),
+    ("'h200_aiconfigurator_vllm\\t'", "h200_aiconfigurator_vllm\t", "the bundled profile"),
+    ("'p.json '", "p.json ", "the file"),
+])
+def test_a_profile_name_with_a_space_around_it_says_so(tmp_path, capsys, monkeypatch, written,
+                                                       name, what):
+    """``profile: ' h200_aiconfigurator_vllm'`` read "h200_aiconfigurator_vllm: no such
+    profile file or bundled profile; bundled: ..., h200_aiconfigurator_vllm": the name it
+    refused listed as there, the space that made the difference invisible."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.json").write_text("{}")
+    text = TINY_TEXT.replace("profile: null", f'profile: "{written[1:-1]}"', 1)
+    (tmp_path / "s.yaml").write_text(text)
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 7: profile: {name!r} has a space (or another blank) "
+                    f"at its start or end, which {what} {name.strip()} has not; remove it")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from tiersim.errors import ProfileError, TiersimError
+from tiersim.errors import ProfileError, TiersimError, escaped
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: The bundled profile of each GPU that ships one (vLLM kernels, NVIDIA's measured tables from
@@ -99,6 +99,23 @@ def partial_note(profile, named: str) -> str | None:
             "completion")
 
 
+def _no_blank_around(name: str) -> None:
+    """Refuse a profile name not found that is a file's or a bundled profile's but for a space
+    (or tab) at its start or end, saying so: the refusal named the bundled profile as there
+    ("h200_aiconfigurator_vllm: no such ...; bundled: ..., h200_aiconfigurator_vllm"), the
+    space that made the difference unseen."""
+    from tiersim.paths import expand_user, find_bundled
+
+    stripped = name.strip()
+    if not stripped or stripped == name:
+        return
+    what = ("the file" if expand_user(stripped).is_file() else "the bundled profile"
+            if find_bundled("profiles", stripped) is not None else None)
+    if what is not None:
+        raise ProfileError(f"{name!r} has a space (or another blank) at its start "
+                           f"or end, which {what} {escaped(stripped)} has not; remove it")
+
+
 def resolve_profile(profile):
     """A loaded :class:`~tiersim.perf.profile.Profile` from a path, bundled name or profile.
 
@@ -125,6 +142,7 @@ def resolve_profile(profile):
     if not path.is_file():
         found = find_bundled("profiles", str(profile))
         if found is None:
+            _no_blank_around(str(profile))
             raise ProfileError(
                 f"{profile}: no such profile file or bundled profile; "
                 f"bundled: {', '.join(_bundled_names()) or 'none'}"
