@@ -262,3 +262,21 @@ def test_a_profile_name_with_a_space_around_it_says_so(tmp_path, capsys, monkeyp
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == (f"Error: s.yaml: line 7: profile: {name!r} has a space (or another blank) "
                     f"at its start or end, which {what} {name.strip()} has not; remove it")
+
+
+@pytest.mark.parametrize(("name", "what"), [
+    ("azure2023_code.parquet ", "the bundled trace azure2023_code.parquet"),
+    (" t.csv", "the file t.csv"),
+])
+def test_a_trace_path_with_a_space_around_it_says_so(tmp_path, capsys, monkeypatch, name, what):
+    """``trace.path: "azure2023_code.parquet "`` read "trace file not found in . and the
+    bundled traces/; bundled traces: azure2023_code.parquet, ...": the name it refused listed
+    as there, the space that made the difference unseen."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n1,10,5\n")
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("path: azure2023_code.parquet",
+                                                       f'path: "{name}"', 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == (f"Error: s.yaml: line 10: trace.path: {name}: trace file not found: "
+                    f"{name!r} has a space (or another blank) at its start or end, which {what} "
+                    "has not; remove it")

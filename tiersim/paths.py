@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import tiersim
-from tiersim.errors import TiersimError, TraceError
+from tiersim.errors import TiersimError, TraceError, escaped
 
 KINDS = {"traces": (".parquet", ".csv", ".jsonl"), "scenarios": (".yaml", ".yml"),
          "profiles": (".json",)}
@@ -102,11 +102,31 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
     if found is not None:
         return found
     _not_a_file(path, beside)
+    _no_blank_around(str(path), scenario_dir)
     if p.is_absolute():
         raise TraceError(str(path), "trace file not found; check the path")
     looked = f"{scenario_dir} and the bundled traces/" if scenario_dir else "the bundled traces/"
     raise TraceError(str(path), f"trace file not found in {looked}; bundled traces: "
                      f"{', '.join(available('traces')) or 'none'}")
+
+
+def _no_blank_around(name: str, scenario_dir: str | Path | None) -> None:
+    """Refuse a trace path not found that is a file's or a bundled trace's but for a space (or
+    tab) at its start or end, saying so: the refusal listed the bundled trace it missed as
+    there ("trace file not found ...; bundled traces: azure2023_code.parquet, ..."), the space
+    that made the difference unseen."""
+    stripped = name.strip()
+    if not stripped or stripped == name:
+        return
+    try:
+        found = resolve_trace_path(stripped, scenario_dir)
+    except TraceError:
+        return
+    p = expand_user(stripped)
+    beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
+    what = f"the file {escaped(stripped)}" if found == beside else f"the bundled trace {found.name}"
+    raise TraceError(name, f"trace file not found: {name!r} has a space (or another blank) at "
+                     f"its start or end, which {what} has not; remove it")
 
 
 def _not_a_file(path: str | Path, beside: Path) -> None:
