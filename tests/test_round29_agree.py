@@ -271,7 +271,13 @@ def _console_saving(figures: Figures, run: RunResult, rows: dict[str, list[str]]
         return
     name = "estimated saving" if s.estimated else "saved"
     cells = rows[f"{name} vs uniform {s.baseline_uniform_tier}"]
-    figures.add("console", "saved vs uniform", _one(cells[0]), s.vs_uniform_frac, 100)
+    figures.add("console", "saved vs uniform", _signed(cells[0]), s.vs_uniform_frac, 100)
+
+
+def _signed(text: str) -> str:
+    """A saving's number, signed: a dearer fleet's "costs 79.0 % more" (worded as tiersim plan
+    words it, round 49; "-79.0 %" before) is -79.0."""
+    return f"-{_one(text)}" if text.startswith("costs ") and " more" in text else _one(text)
 
 
 def _console_lines(figures: Figures, run: RunResult, console: str) -> None:
@@ -374,8 +380,13 @@ def _report_savings(add, run: RunResult, page: PageTables) -> None:
         assert summary["cheapest uniform tier meeting the floor"] == s.baseline_uniform_tier
         if s.comparable and s.vs_uniform_frac is not None:
             # "saved vs that tier per hour" under provisioned cost (round 31)
-            label = f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}"
-            add("saved vs uniform", summary[label].removesuffix("%"), s.vs_uniform_frac, 100)
+            per = basis_words(s.saving_basis, s.vs_uniform_frac)
+            # a dearer fleet: "saved vs that tier" reads "costs 79.0 % more per hour", the
+            # basis in the cell, as tiersim plan words it (round 49)
+            label = f"saved vs that tier{per}" if f"saved vs that tier{per}" in summary else \
+                "saved vs that tier"
+            assert per in summary[label] or label.endswith(per)
+            add("saved vs uniform", _signed(summary[label]), s.vs_uniform_frac, 100)
     fleets = page.table(SAVINGS, "fleet")
     for u in s.uniform:
         _fraction_or_percent(add, f"uniform {u.tier} accuracy", fleets[u.tier][4], u.accuracy)
@@ -574,7 +585,7 @@ def _plan_saving(frac: float) -> tuple[str, str]:
     plan = PlanResult(scenario="s", constraints={}, plan=chosen)
     line = next(x for x in format_plan(plan).splitlines() if "cheapest sized uniform" in x)
     saved = PageTables(plan_section(plan)).table("Against uniform fleets")["saved vs it"][0]
-    return _one(line), saved.removesuffix("%").strip()
+    return _one(line), _signed(saved)  # a dearer plan's cell "costs 5.95 % more" (round 49)
 
 
 @pytest.mark.parametrize("frac", [0.05949, -0.05949, 8.499316155e-05])

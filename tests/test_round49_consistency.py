@@ -260,7 +260,8 @@ def fleet_problems(folder: Path) -> list[str]:
 
 def console_problems(folder: Path, console: str) -> list[str]:
     """The console's saving row and uniform fleets table against summary.json: the share, its
-    sign and basis, the baseline named; each fleet's size, accuracy, cost and rate."""
+    sign (a dearer fleet "costs ... more", as tiersim plan words it) and basis, the baseline
+    named; each fleet's size, accuracy, cost and rate."""
     s = json.loads((folder / "summary.json").read_text())
     sv = s["savings"]
     out = []
@@ -268,9 +269,10 @@ def console_problems(folder: Path, console: str) -> list[str]:
     label = next(k for k in head if k.startswith("saved vs uniform"))
     if sv["vs_uniform_frac"] is not None:
         shown = head[label]
-        if not shows(shown, sv["vs_uniform_frac"], 100):
+        dearer = shown.startswith("costs ") and " more" in shown  # round 49: "-100 %" before
+        if not shows(shown, -sv["vs_uniform_frac"] if dearer else sv["vs_uniform_frac"], 100):
             out.append(f"{label} {shown}, summary {sv['vs_uniform_frac']}")
-        if shown.startswith("-") != (sv["vs_uniform_frac"] < 0):
+        if shown.startswith("-") or dearer != (sv["vs_uniform_frac"] < 0):
             out.append(f"{label} {shown}: the sign of {sv['vs_uniform_frac']}")
         if not label.endswith(sv["baseline_uniform_tier"]):
             out.append(f"{label} names no {sv['baseline_uniform_tier']}")
@@ -367,7 +369,8 @@ def test_tiny_agrees_with_its_requests_its_fleet_and_its_prices(tiny_run):
     """tiny (static split 50/50 over W4A16 and BF16, one H200 each at 3.50 USD/hour): its
     percentiles, counts and accuracy are its requests'; its 0.0588 GPU-hours and 0.206 USD are
     2 GPUs x 106 s and x 3.50 USD; its saving is -100 % per hour against uniform BF16 (7.00
-    against 3.50 USD/hour: the routed fleet has two GPUs, each uniform fleet one)."""
+    against 3.50 USD/hour: the routed fleet has two GPUs, each uniform fleet one), which the
+    console words as tiersim plan does: "costs 100 % more per hour" (round 49)."""
     out, console = tiny_run
     assert parquet_problems(out) == []
     assert fleet_problems(out) == []
@@ -376,7 +379,7 @@ def test_tiny_agrees_with_its_requests_its_fleet_and_its_prices(tiny_run):
     assert (s["routed_cost_per_hour_usd"], s["uniform"]["bf16"]["cost_per_hour_usd"]) == (7.0, 3.5)
     assert s["vs_uniform_frac"] == -1.0
     head = {row[0]: row[1] for row in console_table(console, "tiersim run")[1:]}
-    assert head["saved vs uniform bf16"] == "-100 % per hour"
+    assert head["saved vs uniform bf16"] == "costs 100 % more per hour"
 
 
 def test_tiersim_report_on_the_folder_writes_the_runs_page(tiny_run, tmp_path):

@@ -176,6 +176,32 @@ def saving_without_share(frac: float | None, usd: float | None) -> str | None:
     return f"{gap:.3g} USD (the baseline costs 0 USD: no percentage)"
 
 
+def saving_verdict(frac: float | None, usd: float | None) -> tuple[str, str | None]:
+    """How a fleet compares with its baseline, as ``tiersim plan``, ``tiersim run`` and the
+    report word it: ``(verdict, shown)``, the verdict "saves", "costs" (the fleet is the
+    dearer: ``shown`` is by how much, unsigned) or "same" (a share of 0, :func:`without_noise`),
+    ``shown`` the share (:func:`share_text`), or against a free baseline, which has none
+    (``frac`` None), the USD gap (:func:`saving_without_share`, 0 within 1e-12); ``shown`` is
+    None where neither is known."""
+    frac = without_noise(frac)
+    gap = frac if frac is not None else usd
+    if not isinstance(gap, int | float):
+        return "saves", None
+    costs = gap < (0 if frac is not None else -1e-12)
+    shown = saving_without_share(frac, abs(usd) if costs and usd is not None else usd) or (
+        share_text(abs(frac) if costs else frac))
+    return ("same" if frac == 0 else "costs" if costs else "saves"), shown
+
+
+def dearer_words(frac: float | None, usd: float | None, basis: str | None) -> str | None:
+    """A saving where the fleet is the dearer, worded as ``tiersim plan`` words it ("costs
+    100 % more per hour": :func:`saving_verdict`, :func:`basis_words`): the console's "saved vs
+    uniform" row and the report's cell read "-100 % per hour" before, a saving of minus the
+    fleet's whole cost; None where the fleet is not the dearer."""
+    verdict, shown = saving_verdict(frac, usd)
+    return f"costs {shown} more{basis_words(basis, frac)}" if verdict == "costs" else None
+
+
 def drain_words(rates: tuple[float | None, float | None],
                 durations: tuple[float | None, float | None], cost_model: str) -> str | None:
     """Why two provisioned fleets of one USD/hour (``rates``) cost differently, in words: each

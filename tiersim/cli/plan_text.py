@@ -125,18 +125,16 @@ def _saving_line(saving: dict) -> str:
     than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)". A
     share of 0 (:func:`~tiersim.results.without_noise`) "costs the same as": it read "saves 0
     %", and a share of -5e-12 "costs 0 % more"."""
-    from tiersim.results import basis_words, saving_without_share, share_text, without_noise
+    from tiersim.results import basis_words, saving_verdict
 
-    frac, usd = without_noise(saving.get("vs_uniform_frac")), saving.get("vs_uniform_usd")
-    gap = frac if frac is not None else usd  # a free baseline's: in USD, 0 within 1e-12
-    costs = isinstance(gap, int | float) and gap < (0 if frac is not None else -1e-12)
+    frac = saving.get("vs_uniform_frac")
     # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
-    # runner-up's "% dearer than the plan" reads
-    shown = saving_without_share(frac, abs(usd) if costs and usd is not None else usd) or (
-        share_text(abs(frac) if costs else frac))
+    # runner-up's "% dearer than the plan" reads (the words tiersim run and the report use for
+    # a dearer fleet: tiersim.results.dearer_words)
+    verdict, shown = saving_verdict(frac, saving.get("vs_uniform_usd"))
     per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
-    words = (f"costs the same{per} as" if frac == 0 else f"costs {shown} more{per} than"
-             if costs else f"saves {shown}{per} against")
+    words = (f"costs the same{per} as" if verdict == "same" else f"costs {shown} more{per} than"
+             if verdict == "costs" else f"saves {shown}{per} against")
     drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
     return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
             f"simulated{drain}")

@@ -46,6 +46,7 @@ from tiersim.results import (
     as_given,
     basis_words,
     by_planned_tier,
+    dearer_words,
     design_verdict,
     floor_digits,
     in_margin_order,
@@ -447,13 +448,13 @@ def savings_section(run: RunResult) -> str:
         *([["accuracy of the uniform fleets", said.removeprefix("accuracy from ")]]
           if (said := run.uniform_accuracy_words()) else []),
         ["cheapest uniform tier meeting the floor", s.baseline_uniform_tier],
-        [f"saved vs that tier{basis_words(s.saving_basis, s.vs_uniform_frac)}",
-         no_baseline if no_baseline is not None else
-         _saved(s.vs_uniform_frac, s.vs_uniform_usd) if s.comparable else unlike],
+        _saved_row("saved vs that tier", s.saving_basis, s.vs_uniform_frac, s.vs_uniform_usd,
+                   no_baseline if no_baseline is not None else
+                   None if s.comparable else unlike),
         *mix_rows(s.static_split_mix),
-        [f"saved vs a static split of equal accuracy"
-         f"{basis_words(s.saving_basis, s.vs_static_split_frac)}",
-         _saved(s.vs_static_split_frac, s.vs_static_split_usd) if s.comparable else unlike],
+        _saved_row("saved vs a static split of equal accuracy", s.saving_basis,
+                   s.vs_static_split_frac, s.vs_static_split_usd,
+                   None if s.comparable else unlike),
         *_why_rows(s.drain_gap)])
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
@@ -479,6 +480,20 @@ def _saved(frac: float | None, usd: float | None) -> Percent | str | None:
     return saving_without_share(frac, usd) or percent(frac)
 
 
+def _saved_row(label: str, basis: str | None, frac: float | None, usd: float | None,
+               instead: str | None = None) -> list:
+    """A saving's row: ``label`` with its basis (:func:`~tiersim.results.basis_words`) and the
+    share saved (:func:`_saved`), or where the fleet is the dearer ``label`` alone and the
+    words ``tiersim plan`` and ``tiersim run`` use ("costs 100 % more per hour":
+    :func:`~tiersim.results.dearer_words`; it read "saved vs that tier per hour" -100 %); a
+    cell given ``instead`` (why there is no saving to compare) under the label with its
+    basis."""
+    dearer = None if instead is not None else dearer_words(frac, usd, basis)
+    if dearer is not None:
+        return [label, dearer]
+    return [f"{label}{basis_words(basis, frac)}", instead or _saved(frac, usd)]
+
+
 def _plan_saving_rows(saving: dict) -> list[list]:
     """The plan's saving against the cheapest sized uniform fleet and a static split, each
     labelled with its basis (:func:`~tiersim.results.basis_words`); where the saving is per
@@ -492,10 +507,10 @@ def _plan_saving_rows(saving: dict) -> list[list]:
         rows.append(["its cost (USD per hour)", saving.get("baseline_uniform_cost_per_hour_usd")])
     split = saving.get("vs_static_split_frac")
     return rows + [
-        [f"saved vs it{basis_words(basis, share)}", _saved(share, saving.get("vs_uniform_usd"))],
+        _saved_row("saved vs it", basis, share, saving.get("vs_uniform_usd")),
         *mix_rows(saving.get("static_split_mix")),
-        [f"saved vs a static split of equal accuracy{basis_words(basis, split)}",
-         _saved(split, saving.get("vs_static_split_usd"))],
+        _saved_row("saved vs a static split of equal accuracy", basis, split,
+                   saving.get("vs_static_split_usd")),
         *_why_rows(saving.get("drain_gap"))]
 
 
