@@ -671,9 +671,11 @@ def test_a_percent_on_the_console_reads_as_the_reports_fraction(tiny_run, capsys
     """An SLO attainment of 213 of 2,000 requests (0.1065; the float just under it): the
     console multiplied by 100 first (the float just over 10.65) and printed "10.7 %", the
     report rounded the fraction, "0.106". The console now rounds the value as the report does
-    and moves the point: "10.6 %". Every k / 2,000 and k / 10,000 reads alike in both."""
+    and moves the point: "10.6 %". Every k / 2,000 and k / 10,000 reads alike in both (as the
+    report shows an SLO attainment: a fraction that is not 1 is never shown as 1, nor on the
+    console as 100 %; 1,999 / 2,000 reads 0.9995 and 99.95 %, round 49)."""
     from tiersim.cli.run_summary import print_summary
-    from tiersim.report.page import fmt, run_headline
+    from tiersim.report.page import fmt, run_headline, to_figures
     from tiersim.results import figure_text
 
     out, _ = tiny_run
@@ -688,7 +690,8 @@ def test_a_percent_on_the_console_reads_as_the_reports_fraction(tiny_run, capsys
     for n in (2000, 10000):
         for k in range(n + 1):
             console = figure_text(k / n, " %", 100).removesuffix(" %").replace(",", "")
-            assert float(console) / 100 == pytest.approx(float(fmt(k / n)), abs=1e-12), (k, n)
+            report = fmt(to_figures(k / n, 3))
+            assert float(console) / 100 == pytest.approx(float(report), abs=1e-12), (k, n)
     assert figure_text(0.0065, " ms", 1e3) == "6.50 ms"  # milliseconds likewise
     assert figure_text(30532122624, " billion", 1e-9) == "30.5 billion"
     assert figure_text(12.3456, " ms", 1e3) == "12,346 ms"  # from 1,000 up, whole

@@ -4,12 +4,18 @@
    bf16 -100 % per hour" where ``tiersim plan`` words the same case "costs ... more than";
    the three now share one wording (:func:`tiersim.results.saving_verdict`,
    :func:`tiersim.results.dearer_words`).
+2. A share near 1 (an SLO attainment of 0.9996) printed "100 %" ("1.00" in the report), which a
+   planner reads as all met; a tiny share at fixed decimals "0%". A share that is not exactly
+   1 (or 0) is now shown to as many more figures as tell it apart
+   (:func:`tiersim.results.share_digits`, :func:`tiersim.results.percent_text`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
+import pandas as pd
 import pytest
 from conftest import run_cli
 
@@ -124,3 +130,83 @@ def _plan_page(frac: float | None, usd: float) -> str:
               "gpus_per_replica": {"fp8": 1, "bf16": 1}, "cost_usd": 6.0 - usd,
               "cost_model": "provisioned", "cost_per_hour_usd": 59.5, "savings": savings}
     return plan_section(PlanResult(scenario="s", constraints={}, plan=chosen))
+
+
+# --------------------------------------------------------------- 2. a share is not shown as 100 %
+
+
+@pytest.mark.parametrize(("share", "console", "console4", "report3", "report4"), [
+    (0.9996, "99.96 %", "99.96 %", "0.9996", "0.9996"),  # "100 %", "1.00" before
+    (0.99996, "99.996 %", "99.996 %", "0.99996", "0.99996"),  # "100 %", "100.0 %", "1.000"
+    (1999 / 2000, "99.95 %", "99.95 %", "0.9995", "0.9995"),
+    (1.0, "100 %", "100.0 %", "1.00", "1.000"),  # exactly all: as it was
+    (1 - 1e-12, "100 %", "100.0 %", "1.00", "1.000"),  # 1 as summary.json writes it
+    (0.997, "99.7 %", "99.70 %", "0.997", "0.9970"),  # as it was
+    (0.0, "0 %", "0 %", "0", "0"),  # as it was
+])
+def test_a_share_short_of_all_is_not_shown_as_all(share, console, console4, report3, report4):
+    """The console's percents (3 figures; an accuracy's 4), the report's percents and its
+    fractions (an SLO attainment to 3 figures, an accuracy to 4)."""
+    from tiersim.report.page import fmt, percent, to_figures
+    from tiersim.results import figure_text, share_text
+
+    assert figure_text(share, " %", 100) == console
+    assert figure_text(share, " %", 100, digits=4) == console4
+    assert fmt(percent(share)) == share_text(share) == console
+    assert fmt(to_figures(share, 3)) == report3
+    assert fmt(to_figures(share)) == report4
+
+
+def test_an_slo_attainment_short_of_all_reads_so_on_the_console_and_in_the_report(
+        tiny_run, capsys, monkeypatch):
+    """1,999 of 2,000 requests within the SLOs: "SLO attainment 100 %" on the console and 1.00
+    in the report before; now 99.95 % and 0.9995. An accuracy of 0.99996: 99.996 % and
+    0.99996 (it read 100.0 % and 1.000)."""
+    from tiersim.cli.run_summary import print_summary
+    from tiersim.report.page import run_headline
+
+    run = dataclasses.replace(tiny_run[0], slo_attainment=1999 / 2000, accuracy=0.99996)
+    monkeypatch.setenv("COLUMNS", "120")
+    capsys.readouterr()
+    print_summary(run, None)
+    console = capsys.readouterr().out
+    assert re.search(r"│ SLO attainment +│ 99\.95 % +│", console)
+    assert re.search(r"│ expected accuracy +│ 99\.996 % +│", console)
+    page = run_headline(run)
+    assert '<tr><td>SLO attainment</td><td class="num">0.9995</td>' in page
+    assert '<tr><td>expected accuracy</td><td class="num">0.99996</td>' in page
+
+
+def test_a_share_at_fixed_decimals_is_shown_apart_from_0_and_100():
+    """A tier's share under an SLO note ("0%" of the requests go to it), a static split's mix
+    ("100.0% bf16 + 0.0% fp8"), a plan's accuracy ("100.00%")."""
+    from tiersim.cli.plan_text import _accuracy_line
+    from tiersim.results import mix_words, percent_text, tier_over_slo_note
+
+    assert tier_over_slo_note("bf16", "tpot_p99_s", 0.2, 0.1, 0.003).endswith(
+        "(0.3% of the requests go to it)")
+    assert tier_over_slo_note("bf16", "tpot_p99_s", 0.2, 0.1, 0.9996).endswith(
+        "(99.96% of the requests go to it)")
+    assert tier_over_slo_note("bf16", "tpot_p99_s", 0.2, 0.1, 0.25).endswith(
+        "(25% of the requests go to it)")  # as it was
+    assert mix_words({"bf16": 0.9996, "fp8": 0.0004}) == "99.96% bf16 + 0.04% fp8"
+    assert mix_words({"bf16": 0.677, "fp8": 0.323}) == "67.7% bf16 + 32.3% fp8"  # as it was
+    assert _accuracy_line({"accuracy": 0.99996}) == (
+        "  expected accuracy: 99.996% (no floor: the uniform baselines must reach it)")
+    assert _accuracy_line({"accuracy": 0.85}).startswith("  expected accuracy: 85.00% (")
+    assert [percent_text(v, 1) for v in (1.0, 0.0, 1 - 1e-12, 1e-13, 0.00004)] == [
+        "100.0%", "0.0%", "100.0%", "0.0%", "0.004%"]
+
+
+def test_a_sweeps_fractions_short_of_all_are_not_shown_as_all(tmp_path):
+    """The sweep table's SLO attainment and router rates: 0.9996 read 1.00."""
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import sweep_headline
+
+    data = ReportData(tmp_path, sweep=pd.DataFrame({
+        "point_id": ["p0", "p1"], "status": ["ok", "ok"], "seed": [0, 1],
+        "slo_attainment": [0.9996, 1.0], "router.fpr": [0.99996, 0.5],
+        "accuracy": [0.99996, 0.9]}), sweep_axes=["seed"])
+    cells = re.findall(r'<td class="num">([^<]*)</td>', sweep_headline(data))
+    # each point's accuracy, SLO attainment, FPR (1.000, 1.00, 1.00 for the first before)
+    assert cells[-6:] == ["0.99996", "0.9996", "0.99996", "0.9000", "1.00", "0.500"]

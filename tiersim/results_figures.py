@@ -97,6 +97,36 @@ def digits_apart(a: float, b: float, digits: int) -> int:
     return SIG_DIGITS
 
 
+def share_digits(share: float, digits: int) -> int:
+    """Significant figures to print a share (a fraction: an SLO attainment, an accuracy, a
+    tier's share of the requests) with: ``digits``, or more where ``digits`` would print one
+    that is not exactly 1 as 1: an SLO attainment of 0.9996 read "100 %" (a planner reads all
+    met), now "99.96 %". (A share that is not 0 never prints as 0 at significant figures.) A
+    share that is 1 at the :data:`SIG_DIGITS` digits summary.json keeps is 1 as written."""
+    share = float(share)
+    if not math.isfinite(share) or abs(round_sig(share)) == 1.0:
+        return digits
+    for n in range(digits, SIG_DIGITS + 1):
+        if abs(float(f"{share:.{n}g}")) != 1.0:
+            return n
+    return SIG_DIGITS
+
+
+def percent_text(share: float, places: int) -> str:
+    """``share`` as a percent to ``places`` decimal places (``format(share, ".1%")``), or as
+    many more as print one that is not exactly 0 or 1 apart from "0%" and "100%": a tier of
+    0.3 % of the requests read "(0% of the requests go to it)", a static split of 99.96 % bf16
+    "100.0% bf16 + 0.0% fp8". A share within :data:`SIG_DIGITS` digits of 0 or 1 (as
+    summary.json writes it) is shown as that."""
+    share = float(share)
+    whole = math.isfinite(share) and (abs(share) < 1e-12 or abs(round_sig(share)) == 1.0)
+    for n in range(places, places + SIG_DIGITS):
+        text = f"{share:.{n}%}"
+        if whole or abs(float(text.removesuffix("%"))) not in (0.0, 100.0):
+            return text
+    return f"{share:.{places}%}"
+
+
 def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str:
     """A figure as tiersim prints it: ``value * scale`` to ``digits`` significant figures,
     trailing zeros kept (2.0018 s is "2.00 s", not "2 s"), from ``10 ** digits`` up a whole
@@ -104,7 +134,8 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     number unscaled (a Python or numpy integer: a count taken from an array) as it is; '-' when
     missing (None, or NaN of any float type: a mean over no request). The one formatter of
     the console (``tiersim run``), a plan's lines and the planner's words, so a figure reads
-    alike in each."""
+    alike in each. A percent (``scale`` 100) that is not exactly 100 % is never shown as it:
+    to more figures where ``digits`` would (:func:`share_digits`: "99.96 %", not "100 %")."""
     if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
         return "-"
     if isinstance(value, int | np.integer) and scale == 1.0:  # np.int64(17) read "17.0"
@@ -112,6 +143,8 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     scaled = value * scale
     if abs(scaled) < 1e-9:
         return f"0{unit}"
+    if scale == 100:  # a share: 0.9996 is not "100 %"
+        digits = share_digits(value, digits)
     if abs(float(f"{scaled:.{digits}g}")) >= 10 ** digits:  # 999.7 to 3 figures is 1,000
         return f"{scaled:,.0f}{unit}"
     scaled = shifted(value, scale, digits)
@@ -158,4 +191,4 @@ def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share
     more than 3 figures where 3 would print it as the limit (:func:`over_digits`)."""
     shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
     return (f"note: tier {tier}'s own {metric} is {shown}, over the {as_given(limit)} s SLO, "
-            f"which the fleet's p99 meets ({share:.0%} of the requests go to it)")
+            f"which the fleet's p99 meets ({percent_text(share, 0)} of the requests go to it)")

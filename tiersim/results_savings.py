@@ -15,7 +15,14 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from tiersim.results_accuracy import reaches_floor
-from tiersim.results_figures import _fields, _unknown, digits_apart, figure_text, sig_order
+from tiersim.results_figures import (
+    _fields,
+    _unknown,
+    digits_apart,
+    figure_text,
+    percent_text,
+    sig_order,
+)
 
 
 @dataclass(frozen=True)
@@ -238,7 +245,7 @@ def mix_words(mix: dict[str, float] | None) -> str:
     before the mix was kept, or no split)."""
     if not mix:
         return ""
-    return " + ".join(f"{'-' if share is None else format(share, '.1%')} {name}"
+    return " + ".join(f"{'-' if share is None else percent_text(share, 1)} {name}"
                       for name, share in mix.items())  # a share unknown (null) reads "-"
 
 

@@ -13,6 +13,7 @@ from tiersim.results import (
     figure_text,
     in_margin_order,
     percent_as_given,
+    percent_text,
     source_words,
     tier_over_slo_note,
     whose_p99,
@@ -115,7 +116,9 @@ def _accuracy_line(chosen: dict) -> str:
     against = (f" vs floor {percent_as_given(floor['limit'])}" if floor else
                " (no floor: the uniform baselines must reach it)")
     where = f"; source: {sources['source']}" if sources.get("source") else ""
-    return f"  {label}: {_num(chosen.get('accuracy'), '{:.2%}')}{against}{where}"
+    accuracy = chosen.get("accuracy")  # 0.99996 is not "100.00%" (percent_text)
+    shown = "-" if accuracy is None else percent_text(accuracy, 2)
+    return f"  {label}: {shown}{against}{where}"
 
 
 def _saving_line(saving: dict) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiersim.results import RunResult
+from tiersim.results import RunResult, percent_text
 
 Row = list[Any]
 
@@ -41,7 +41,8 @@ def step_type_rows(run: RunResult) -> list[Row]:
     if run.sessions is None:
         return []
     return [[k.step_type, k.requests, k.accuracy,
-             ", ".join(f"{t} {share:.0%}" for t, share in k.final_tier_shares.items())]
+             # 0.3 % of a step type's requests read "0%", 99.7 % "100%" (percent_text)
+             ", ".join(f"{t} {percent_text(share, 0)}" for t, share in k.final_tier_shares.items())]
             for k in run.sessions.step_types]
 
 
@@ -52,8 +53,8 @@ def cache_rows(run: RunResult) -> list[Row]:
         return []
     return [
         ["requests answered by the cache", c.hits, 0,
-         f"of {c.requests:,} requests: hit rate {c.hit_rate:.1%} ({c.mode}, size {c.size}, "
-         f"keys: {c.key_source})"],
+         f"of {c.requests:,} requests: hit rate {percent_text(c.hit_rate, 1)} ({c.mode}, "
+         f"size {c.size}, keys: {c.key_source})"],
         ["busy GPU-hours", c.gpu_hours_busy, c.gpu_hours_busy_without,
          f"h (saved {c.gpu_hours_saved:.3g})"],
         [f"cost ({run.cost_model})", c.cost_usd, c.cost_without_usd,

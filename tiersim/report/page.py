@@ -52,6 +52,7 @@ from tiersim.results import (
     in_margin_order,
     mix_rows,
     saving_without_share,
+    share_digits,
     share_text,
     source_words,
     split_words,
@@ -88,8 +89,10 @@ def percent(value: float | None) -> Percent | None:
 
 
 class Digits(float):
-    """A number shown to its own significant figures rather than the table's: an accuracy to
-    4, as ``tiersim run`` prints it (0.9440 here, 94.40 % there)."""
+    """A fraction shown to its own significant figures rather than the table's: an accuracy to
+    4, as ``tiersim run`` prints it (0.9440 here, 94.40 % there), an SLO attainment to 3; one
+    that is not exactly 1 never as 1 (:func:`~tiersim.results.share_digits`: 0.99996, not
+    1.000, as the console's 99.996 %)."""
 
     digits: int = 4
 
@@ -125,7 +128,7 @@ def fmt(value: Any, digits: int = SIG_FIGURES, zeros: bool = True) -> str:
     if isinstance(value, Percent):
         return share_text(value)
     if isinstance(value, float):
-        count = value.digits if isinstance(value, Digits) else digits
+        count = share_digits(value, value.digits) if isinstance(value, Digits) else digits
         return "0" if abs(value) < ZERO else _significant(value, count, "#" if zeros else "")
     return str(value)
 
@@ -329,7 +332,7 @@ def run_headline(run: RunResult) -> str:
             ("TTFT p50", run.ttft_p50_s, "s"), ("TTFT p99", run.ttft_p99_s, "s"),
             ("TPOT p50", run.tpot_p50_s, "s"), ("TPOT p99", run.tpot_p99_s, "s"),
             ("end-to-end p99", run.e2e_p99_s, "s"),
-            ("SLO attainment", run.slo_attainment, "fraction"),
+            ("SLO attainment", to_figures(run.slo_attainment, SIG_FIGURES), "fraction"),
             ("throughput", run.throughput_tok_s, "output tokens/s"))),
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
@@ -601,6 +604,10 @@ injected rate alone, not the realised FPR each point's run prints (6.74 % at 0.0
 cascade), nor how many requests its cascade escalated."""
 
 
+SWEEP_FRACTIONS = ("slo_attainment", "router.silent_failure_rate", *SWEEP_ROUTER_METRICS)
+"""The sweep's columns that are fractions, shown as :func:`to_figures` shows one."""
+
+
 def sweep_headline(data: ReportData, limit: int = 200) -> str:
     """Sweep overview and a table of its points (first ``limit``)."""
     sweep = data.sweep
@@ -615,9 +622,12 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     shown = shown.where(shown.notna(), None)
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
-    if "accuracy" in shown:  # to 4 figures, as a run's accuracy is printed
-        shown["accuracy"] = pd.Series([to_figures(v) for v in shown["accuracy"]],
-                                      index=shown.index, dtype=object)
+    for col, count in (("accuracy", 4), *((c, SIG_FIGURES) for c in SWEEP_FRACTIONS)):
+        if col in shown and col not in data.sweep_axes:  # the accuracy to 4 figures, as a
+            # run's is printed; a fraction that is not 1 never as 1 (to_figures: an SLO
+            # attainment of 0.9996 read 1.00); an axis (router.fpr) as its cells show it
+            shown[col] = pd.Series([to_figures(v, count) for v in shown[col]],
+                                   index=shown.index, dtype=object)
     names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep)}
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
