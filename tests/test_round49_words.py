@@ -8,6 +8,10 @@
    planner reads as all met; a tiny share at fixed decimals "0%". A share that is not exactly
    1 (or 0) is now shown to as many more figures as tell it apart
    (:func:`tiersim.results.share_digits`, :func:`tiersim.results.percent_text`).
+3. ``tiersim plan --choose router.policy=cascade`` with an accuracy floor tried the cascade at
+   each raised floor (and each ``--choose router.floor``), though a cascade reads no floor: the
+   same routing routed and sized again to the same result. Each is now sized once
+   (:meth:`tiersim.plan.planner.Planner.best`).
 """
 
 from __future__ import annotations
@@ -210,3 +214,84 @@ def test_a_sweeps_fractions_short_of_all_are_not_shown_as_all(tmp_path):
     cells = re.findall(r'<td class="num">([^<]*)</td>', sweep_headline(data))
     # each point's accuracy, SLO attainment, FPR (1.000, 1.00, 1.00 for the first before)
     assert cells[-6:] == ["0.99996", "0.9996", "0.99996", "0.9000", "1.00", "0.500"]
+
+
+# ------------------------------------------------------ 3. a cascade is not retried at each floor
+
+
+class _CountingEvaluator:
+    """A :class:`~tiersim.plan.testing.FakeEvaluator` counting its routings per router."""
+
+    def __init__(self, evaluator):
+        self.inner, self.routed = evaluator, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def routing(self, design):
+        self.routed.append(dict(design.router).get("policy"))
+        return self.inner.routing(design)
+
+
+def _cascade_plan(floor: float, choose: dict, monkeypatch=None, repeat: bool = False):
+    """A plan of the fake cheap (accuracy 0.69) and top (0.95) tiers at ``floor``, 90 % of the
+    requests on cheap (0.716 accurate routed: the fake routes every router alike), with
+    ``choose``; ``repeat``: with every setting sized anew, as before (each setting read whole,
+    so none reads as another). The result and the evaluator."""
+    import warnings
+
+    from tiersim.plan import Constraints, Planner
+    from tiersim.plan import planner as planner_module
+    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+
+    if repeat:
+        monkeypatch.setattr(planner_module, "_sized_key", lambda start, setting: repr(
+            (start, setting)))
+    tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0), FakeTier("top", accuracy=0.95)]
+    scenario = fake_scenario(tiers, floor=floor)
+    evaluator = _CountingEvaluator(FakeEvaluator(tiers, p_easy=0.9))
+    planner = Planner(scenario, Constraints.of(scenario), evaluator, gpu_options=(1,),
+                      choose=choose)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return planner.plan(), evaluator
+
+
+def _same_plan(new, old) -> None:
+    """The plan, its runners-up, its uniform fleets and every fleet it judged, alike."""
+    assert new.plan == old.plan
+    assert new.runners_up == old.runners_up
+    assert new.uniform == old.uniform
+    assert new.evaluated == old.evaluated
+
+
+def test_a_cascade_missing_the_floor_is_routed_once_not_at_each_raised_floor(monkeypatch):
+    """At a floor of 0.75 the cascade (0.716) misses at 0.75, 0.7525, 0.755, 0.76 and 0.77:
+    it was routed 5 times to one routing; now once. The plan (uniform top) is the same,
+    and so is every fleet judged (plan.json's evaluated list): the repeats never reached the
+    sizing, each missing the floor before it."""
+    new, evaluator = _cascade_plan(0.75, {"router.policy": ["cascade"]})
+    assert evaluator.routed.count("cascade") == 1
+    assert new.plan["design"] == "top"
+    old, before = _cascade_plan(0.75, {"router.policy": ["cascade"]}, monkeypatch, repeat=True)
+    assert before.routed.count("cascade") == 5
+    _same_plan(new, old)
+    assert new.simulations == old.simulations
+
+
+def test_a_cascade_beside_chosen_floors_is_sized_once(monkeypatch):
+    """``--choose router.policy=floor,cascade --choose router.floor=0.72,0.73`` at a floor of
+    0.7: the floor router is tried at 0.7 and at each chosen floor, the cascade (meeting the
+    floor) was sized at 0.7, 0.72 and 0.73 alike, 3 sizings of one routing; now once. The
+    plan, its runners-up and every fleet judged are the same (the judged list already kept
+    one entry per fleet as plan.json shows it: the cascade's repeats were judged again), in
+    fewer simulations."""
+    choose = {"router.policy": ["floor", "cascade"], "router.floor": [0.72, 0.73]}
+    new, evaluator = _cascade_plan(0.7, choose)
+    old, before = _cascade_plan(0.7, choose, monkeypatch, repeat=True)
+    assert evaluator.routed.count("cascade") == 1
+    assert before.routed.count("cascade") == 3
+    assert evaluator.routed.count("floor") == before.routed.count("floor") == 3
+    _same_plan(new, old)
+    assert new.plan["router"] in ({"policy": "cascade"}, {"policy": "floor", "floor": 0.7})
+    assert new.simulations < old.simulations

@@ -193,7 +193,8 @@ class Planner(PlanAssembly, FeasibilityChecks):
         one group of the floor router at the floor plus :data:`FLOOR_MARGINS` in turn, then one
         group per chosen floor, sorted (``--choose router.floor`` adds floors to the margins; it
         does not replace them). One empty setting for a uniform fleet; without a floor, the
-        combinations alone."""
+        combinations alone. A setting that reads as one before it (a ``--choose
+        router.policy=cascade`` design reads no floor) is sized once (:meth:`best`)."""
         if len(tiers) == 1:
             return [[()]]
         chosen = {path.removeprefix("router."): values for path, values in self.choose.items()}
@@ -220,6 +221,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
             return self._best_uniform(tiers[0])
         results: list[DesignResult] = []
         last: list[DesignResult] = []  # per group, the margin it stopped at: its verdict
+        sized: dict[str, DesignResult] = {}  # by start and the setting as its policy reads it
         with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
             warnings.simplefilter("ignore", UnreachableFloor)
             for start in self._starts(tiers):
@@ -228,7 +230,13 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 for group in self.settings(tiers):
                     tried: list[DesignResult] = []
                     for setting in group:  # stop at the first margin meeting the floor
-                        tried.append(self._size(tiers, setting, start))
+                        # a setting that reads as one sized before routes alike: its result
+                        # again, not routed and sized again (a --choose router.policy=cascade
+                        # design, which reads no floor, was at each raised floor)
+                        key = _sized_key(start, setting)
+                        if key not in sized:
+                            sized[key] = self._size(tiers, setting, start)
+                        tried.append(sized[key])
                         if not (tried[-1].missed or "").startswith("accuracy"):
                             break
                     self._idle_after_misses(tried)
@@ -406,3 +414,10 @@ class Planner(PlanAssembly, FeasibilityChecks):
         first = min(max(1, first), self.max_replicas)  # a start above the limit breaks it
         return size_replicas(list(design.tiers), judge, unit, start=first,
                              limit=self.max_replicas)
+
+
+def _sized_key(start: dict[str, int], setting: tuple[tuple[str, Any], ...]) -> str:
+    """A design's sizing from ``start`` under router ``setting``, as :meth:`Planner.best` keys
+    it: the setting as its policy reads it (:func:`read_setting`), so that one differing only
+    in keys its policy does not read (a cascade's floor) is the same sizing."""
+    return json.dumps([start, read_setting(setting)], sort_keys=True, default=repr)
