@@ -33,7 +33,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tiersim.errors import ScenarioError, TiersimError
-from tiersim.numbers import NumberError, misspelt, not_whole_words, read_number
+from tiersim.numbers import MAX_INT_BITS, NumberError, misspelt, not_whole_words, read_number
 from tiersim.scenario_checks import (
     READ_ONLY_WITH,
     UNLIKELY_AT,
@@ -96,6 +96,7 @@ from tiersim.scenario_yaml import (
     _is_quoted,
     _reading,
     _reject_non_finite,
+    _Underflow,
     _yaml_reading,
     check_size,
     dump_yaml,
@@ -463,7 +464,9 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
                             + _reading(first["type"], root, loc),
                             refused_as=None if root is not None else first["type"]) from None
     scenario._source = source
-    _reject_non_finite(scenario.model_dump(by_alias=True), source, root, ())
+    dump = scenario.model_dump(by_alias=True)
+    if _may_refuse_numbers(dump):  # the walk that words it, only where it has one to word
+        _reject_non_finite(dump, source, root, ())
     _check_limits(scenario, source, root)
     _default_profile_for_gpu(scenario)
     if scenario.profile is not None:  # a profile file beside the scenario, as models are found
@@ -480,6 +483,67 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
     _note_empty_levels(scenario, source, root)
     _note_linked_files(data, source)
     return scenario
+
+
+_EXACT_PASS = frozenset({str, bool, type(None)})
+"""Value types :func:`~tiersim.scenario_yaml._reject_non_finite` never refuses (by exact type:
+a subclass is looked at as that walk looks at it)."""
+
+_DEEPEST_QUICK = 64
+"""The depth past which :func:`_may_refuse_numbers` leaves a value to the walk itself (which
+runs as deep as Python's recursion allows)."""
+
+
+def _may_refuse_numbers(data: Any) -> bool:
+    """Whether :func:`~tiersim.scenario_yaml._reject_non_finite` may refuse ``data`` (a
+    validated scenario's dump): it holds a float that is no finite number (or stands for one
+    nearer 0 than any float), a whole number (value or key) of more than
+    :data:`~tiersim.numbers.MAX_INT_BITS` bits, or maps and lists nested deeper than
+    :data:`_DEEPEST_QUICK`. False means the walk would refuse nothing, so it need not run: found
+    level by level, without the key path the walk builds for its message (it took about as long
+    as pydantic's validation on a sweep point)."""
+    level, depth = [data], 0
+    while level:
+        depth += 1
+        if depth > _DEEPEST_QUICK:
+            return True
+        below: list[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind in _EXACT_PASS:
+                continue
+            if kind is float:
+                if not math.isfinite(value):
+                    return True
+            elif kind is int:
+                if value.bit_length() > MAX_INT_BITS:
+                    return True
+            elif kind is dict:
+                if any(type(key) is not str and _huge_int(key) for key in value):
+                    return True
+                below += value.values()
+            elif kind is list:
+                below += value
+            elif isinstance(value, float):  # a subclass, looked at as the walk does
+                if isinstance(value, _Underflow) or not math.isfinite(value):
+                    return True
+            elif isinstance(value, int):
+                if value.bit_length() > MAX_INT_BITS:
+                    return True
+            elif isinstance(value, dict):
+                if any(_huge_int(key) for key, _ in value.items()):
+                    return True
+                below += [item for _, item in value.items()]
+            elif isinstance(value, list):
+                below += [item for _, item in enumerate(value)]
+        level = below
+    return False
+
+
+def _huge_int(value: Any) -> bool:
+    """Whether ``value`` is a whole number of more than :data:`~tiersim.numbers.MAX_INT_BITS`
+    bits."""
+    return isinstance(value, int) and value.bit_length() > MAX_INT_BITS
 
 
 def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> None:

@@ -1,0 +1,97 @@
+"""Round 49: a sweep point's validation does less work twice, and refuses and finds the same.
+
+- :func:`tiersim.scenario._may_refuse_numbers` stands before the walk of a validated scenario's
+  dump (:func:`tiersim.scenario_yaml._reject_non_finite`): where it says False the walk refuses
+  nothing, so it is not run; where the walk refuses, it says True (and the walk words it).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import warnings
+
+import pytest
+
+from tiersim import paths
+from tiersim import scenario as sc
+from tiersim.errors import ScenarioError
+from tiersim.numbers import MAX_INT_BITS
+from tiersim.scenario_yaml import NearWhole, _Overlong, _reject_non_finite, _Underflow
+
+HUGE = 1 << (MAX_INT_BITS + 1)
+
+LEAVES = [0, 1, -3, True, False, None, "x", "nan", 1.5, -0.0, 2.0 ** 60, math.inf, -math.inf,
+          math.nan, HUGE, -HUGE, 1 << MAX_INT_BITS, _Underflow("1e-400"), NearWhole(2.0, "1.99"),
+          _Overlong(1000), (math.nan,), (HUGE, 1)]
+"""Values the walk refuses (and some it passes, a tuple's numbers among them: it looks into
+maps and lists only)."""
+
+
+class _Map(dict):
+    """A map of another type than dict (looked at as a map)."""
+
+
+class _List(list):
+    """A list of another type than list."""
+
+
+def _random_value(rng: random.Random, depth: int = 0):
+    roll = rng.random()
+    if depth < 5 and roll < 0.3:
+        kind = rng.choice([dict, _Map])
+        keys = [rng.choice(["a", "b", "c", 1, 2, HUGE, True]) for _ in range(rng.randint(0, 3))]
+        return kind({key: _random_value(rng, depth + 1) for key in keys})
+    if depth < 5 and roll < 0.5:
+        kind = rng.choice([list, _List])
+        return kind(_random_value(rng, depth + 1) for _ in range(rng.randint(0, 3)))
+    return rng.choice(LEAVES)
+
+
+def _walk_refuses(data) -> bool:
+    try:
+        _reject_non_finite(data, "s.yaml", None, ())
+    except ScenarioError:
+        return True
+    return False
+
+
+def test_the_quick_look_says_true_wherever_the_walk_refuses():
+    rng = random.Random(49)
+    seen = {True: 0, False: 0}
+    for _ in range(3000):
+        data = _random_value(rng)
+        refused = _walk_refuses(data)
+        seen[refused] += 1
+        assert sc._may_refuse_numbers(data) == refused, data
+    assert min(seen.values()) > 300  # both cases were tried
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, HUGE, -HUGE,
+                                   _Underflow("1e-400"), _Overlong(2000)])
+def test_each_number_the_walk_refuses_is_seen_in_a_map_and_a_list(value):
+    for data in ({"a": {"b": [1, value]}}, [[{"c": value}]], _Map(a=_List([value]))):
+        assert _walk_refuses(data)
+        assert sc._may_refuse_numbers(data)
+    assert sc._may_refuse_numbers({"a": {HUGE: 1}}) and _walk_refuses({"a": {HUGE: 1}})
+
+
+def test_deep_data_is_left_to_the_walk():
+    data: object = 1
+    for _ in range(sc._DEEPEST_QUICK - 1):  # that many levels, the number the last
+        data = [data]
+    assert not sc._may_refuse_numbers(data)
+    assert sc._may_refuse_numbers([data])
+
+
+def test_a_sweep_value_of_nan_is_refused_as_before():
+    """``sweep`` takes any value, which pydantic passes as given: the walk of the dump refuses
+    a non-finite number there, at its place."""
+    warnings.simplefilter("ignore")
+    data, _ = sc.read_yaml(paths.bundled("scenarios", "tiny.yaml"))
+    for value, words in ((math.nan, "must be a finite number (got nan)"),
+                         (HUGE, "bits"), (_Underflow("1e-400"), "1e-400")):
+        point = {**data, "sweep": {"x": [1, value]}}
+        with pytest.raises(ScenarioError) as err:
+            sc.scenario_from_dict(point, "p.yaml")
+        assert "sweep.x[1]" in str(err.value) and words in str(err.value), str(err.value)
