@@ -3,6 +3,9 @@
 - :func:`tiersim.scenario._may_refuse_numbers` stands before the walk of a validated scenario's
   dump (:func:`tiersim.scenario_yaml._reject_non_finite`): where it says False the walk refuses
   nothing, so it is not run; where the walk refuses, it says True (and the walk words it).
+- :func:`tiersim.paths.bundled_dirs` keeps the package folder resolved, and resolves it again
+  when the folder as imported is another one (a link on the way moved); a bundled file that is
+  no link is its own resolved path without resolving each part (:func:`tiersim.paths._resolved`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,11 @@ from __future__ import annotations
 import math
 import random
 import warnings
+from pathlib import Path
 
 import pytest
 
+import tiersim
 from tiersim import paths
 from tiersim import scenario as sc
 from tiersim.errors import ScenarioError
@@ -95,3 +100,60 @@ def test_a_sweep_value_of_nan_is_refused_as_before():
         with pytest.raises(ScenarioError) as err:
             sc.scenario_from_dict(point, "p.yaml")
         assert "sweep.x[1]" in str(err.value) and words in str(err.value), str(err.value)
+
+
+def test_bundled_folders_are_resolved_paths():
+    for kind in paths.KINDS:
+        (folder,) = paths.bundled_dirs(kind)
+        assert folder == (Path(tiersim.__file__).resolve().parent / kind)
+    found = paths.find_bundled("scenarios", "tiny")
+    assert found is not None and paths.resolved_path(found) == found.resolve()
+
+
+def test_the_package_folder_is_resolved_again_when_a_link_to_it_moves(tmp_path, monkeypatch):
+    """A link on the way to the package moved to another copy (a release swapped under a
+    running sweep): the bundled folders are the new copy's, as when each call resolved it."""
+    for copy in ("one", "two"):
+        (tmp_path / copy / "scenarios").mkdir(parents=True)
+        (tmp_path / copy / "__init__.py").write_text("")
+        (tmp_path / copy / "scenarios" / f"{copy}.yaml").write_text("seed: 1\n")
+    link = tmp_path / "current"
+    link.symlink_to(tmp_path / "one")
+    monkeypatch.setattr(tiersim, "__file__", str(link / "__init__.py"))
+    assert paths.bundled_dirs("scenarios") == [tmp_path / "one" / "scenarios"]
+    assert paths.find_bundled("scenarios", "one") == tmp_path / "one" / "scenarios" / "one.yaml"
+    link.unlink()
+    link.symlink_to(tmp_path / "two")
+    assert paths.bundled_dirs("scenarios") == [tmp_path / "two" / "scenarios"]
+    assert paths.find_bundled("scenarios", "one") is None
+    assert paths.find_bundled("scenarios", "two") == tmp_path / "two" / "scenarios" / "two.yaml"
+    (tmp_path / "two").rename(tmp_path / "three")  # the kept folder renamed: resolved again
+    link.unlink()
+    link.symlink_to(tmp_path / "three")
+    assert paths.bundled_dirs("scenarios") == [tmp_path / "three" / "scenarios"]
+
+
+def test_a_link_in_a_bundled_folder_is_resolved_as_before(tmp_path, monkeypatch):
+    """A bundled file that is a link, one in a bundled folder that is a link, and one that
+    leads out of the folder: each is resolved (and found or not) as ``Path.resolve`` says."""
+    package = tmp_path / "pkg"
+    (package / "profiles").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "out.json").write_text("{}")
+    (package / "profiles" / "plain.json").write_text("{}")
+    (package / "profiles" / "inside.json").symlink_to(package / "profiles" / "plain.json")
+    (package / "profiles" / "out.json").symlink_to(elsewhere / "out.json")
+    (package / "traces").symlink_to(elsewhere, target_is_directory=True)
+    (elsewhere / "t.csv").write_text("a\n")
+    monkeypatch.setattr(tiersim, "__file__", str(package / "__init__.py"))
+    for path in (package / "profiles" / "plain.json", package / "profiles" / "inside.json",
+                 package / "profiles" / "out.json", package / "traces" / "t.csv",
+                 package / "profiles" / "missing.json"):
+        assert paths.resolved_path(path) == path.resolve(), path
+    assert paths.find_bundled("profiles", "plain") == package / "profiles" / "plain.json"
+    assert paths.find_bundled("profiles", "inside") == package / "profiles" / "inside.json"
+    assert paths.find_bundled("profiles", "out") is None  # it leads out of the folder
+    assert paths.find_bundled("traces", "t.csv") is None  # the folder itself is a link
+    assert paths.find_bundled("profiles", "../pkg/profiles/plain") is None

@@ -7,6 +7,8 @@ anywhere find the same files; the repository root links to them for convenience.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,38 @@ def bundled_dirs(kind: str) -> list[Path]:
     """The folders searched for bundled files of ``kind``, in order."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    package = Path(tiersim.__file__).resolve().parent
-    return [package / kind]
+    return [_package_folder() / kind]
+
+
+_PACKAGE_FOLDER: dict[str, tuple[Path, tuple[int, int]]] = {}
+"""The package's folder with every link resolved, by the path of ``tiersim/__init__.py``, and
+the folder's identity (device, inode) when it was resolved: :func:`_package_folder`."""
+
+
+def _package_folder() -> Path:
+    """The folder of the package (``tiersim.__file__``'s) with every link resolved. Resolving
+    walks each part of the path (a sweep looks for a bundled profile at every point's
+    validation), so it is kept, and used again while the folder as imported and the one kept
+    are the same folder (two ``stat`` calls): a link on the way moved to another copy of the
+    package, or the kept folder gone or renamed, resolves it again."""
+    file = tiersim.__file__
+    kept = _PACKAGE_FOLDER.get(file)
+    if kept is not None and _identity(Path(file).parent) == _identity(kept[0]) == kept[1]:
+        return kept[0]
+    folder = Path(file).resolve().parent
+    identity = _identity(folder)
+    if os.name == "posix" and Path(file).is_absolute() and identity is not None:
+        _PACKAGE_FOLDER[file] = (folder, identity)  # (a relative one: against the working folder)
+    return folder
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The (device, inode) of ``folder``, or None where it cannot be looked up."""
+    try:
+        found = os.stat(folder)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
 
 
 def available(kind: str) -> list[str]:
@@ -42,9 +74,29 @@ def find_bundled(kind: str, name: str | Path) -> Path | None:
     that leads out of the bundled folder (``../x``) is never found there."""
     for folder in bundled_dirs(kind):
         for candidate in [folder / name, *(folder / f"{name}{ext}" for ext in KINDS[kind])]:
-            if candidate.is_file() and candidate.resolve().parent == folder:
+            if candidate.is_file() and _resolved(candidate, folder.parent).parent == folder:
                 return candidate
     return None
+
+
+def resolved_path(path: Path) -> Path:
+    """``path.resolve()``, found with fewer look-ups for a bundled file (:func:`_resolved`)."""
+    return _resolved(path, _package_folder())
+
+
+def _resolved(path: Path, package: Path) -> Path:
+    """``path.resolve()``; without resolving each part of the path for a file directly in a
+    bundled folder of the resolved package folder ``package`` (:func:`_package_folder`) that
+    is no link, in a bundled folder that is none (one ``lstat`` each): such a file's path is its
+    own resolved path."""
+    folder = path.parent
+    if os.name == "posix" and folder.name in KINDS and folder.parent == package:
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode) and stat.S_ISDIR(os.lstat(folder).st_mode):
+                return path
+        except (OSError, ValueError):
+            pass  # resolved as any path is
+    return path.resolve()
 
 
 def bundled(kind: str, name: str | Path) -> Path:

@@ -161,8 +161,10 @@ def resolve_profile(profile):
 def _file_version(path) -> tuple[str, int, int, int, int, int]:
     """The identity of one version of a file: its resolved path, device, inode, size, and
     modification and change times (ns)."""
+    from tiersim.paths import resolved_path
+
     stat = path.stat()
-    return (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
+    return (str(resolved_path(path)), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
             stat.st_ctime_ns)
 
 
