@@ -166,21 +166,28 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
     as (loc, message)."""
     from tiersim.hardware import get_gpu, get_model, get_precision, kv_dtype_bytes
 
-    lookups = [(("model",), get_model, scenario.model_ref), (("gpu",), get_gpu, scenario.gpu)]
-    for at, tier in scenario.tier_entries():
+    entries = scenario.tier_entries()
+    served, drafts = [], []  # each tier's model and draft, resolved once (beside the file?)
+    model_ref = scenario.model_ref
+    lookups = [(("model",), get_model, model_ref), (("gpu",), get_gpu, scenario.gpu)]
+    for at, tier in entries:
+        served.append(model_ref if tier.model is None else scenario.tier_model_ref(tier))
+        drafts.append(scenario.draft_model_ref(tier))
         if tier.model is not None:
-            lookups.append(((*at, "model"), get_model, scenario.tier_model_ref(tier)))
-        if scenario.draft_model_ref(tier) is not None:
-            lookups.append(((*at, "speculative", "draft_model"), get_model,
-                            scenario.draft_model_ref(tier)))
+            lookups.append(((*at, "model"), get_model, served[-1]))
+        if drafts[-1] is not None:
+            lookups.append(((*at, "speculative", "draft_model"), get_model, drafts[-1]))
         lookups.append(((*at, "precision"), get_precision, tier.precision))
         lookups.append(((*at, "kv_dtype"), kv_dtype_bytes, tier.kv_dtype))
+    archs: dict[str, ModelArch] = {}  # each model named, as read here: read once, not per check
     for loc, lookup, name in lookups:
         try:
-            lookup(name)
+            found = lookup(name)
         except (KeyError, ValueError, TiersimError) as err:
             where = _where_looked(name, scenario) if loc[-1] != "gpu" else ""
             return loc, _one_line(err) + where
+        if lookup is get_model:
+            archs[name] = found
     if scenario.profile is not None:
         from tiersim.perf import profile_gpu_problem, resolve_profile
 
@@ -191,26 +198,24 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         problem = profile_gpu_problem(profile, get_gpu(scenario.gpu).name, scenario.profile)
         if problem is not None:
             return ("profile",), problem + " or profile: null (roofline)"
-    for at, tier in scenario.tier_entries():
-        if tier.expert_parallel and not get_model(scenario.tier_model_ref(tier)).is_moe:
+    for (at, tier), model, draft in zip(entries, served, drafts, strict=True):
+        arch = archs[model]
+        if tier.expert_parallel and not arch.is_moe:
             return (*at, "expert_parallel"), (
-                f"{get_model(scenario.tier_model_ref(tier)).name} has no experts; "
-                "expert_parallel needs a MoE model (drop it)")
-        if (tier.speculative is not None and tier.data_parallel > 1
-                and get_model(scenario.tier_model_ref(tier)).is_moe):
+                f"{arch.name} has no experts; expert_parallel needs a MoE model (drop it)")
+        if tier.speculative is not None and tier.data_parallel > 1 and arch.is_moe:
             # fleet.lockstep steps a MoE model's ranks together only without speculative
             # decoding: run anyway, each rank would step on its own, faster than vLLM's
             return (*at, "data_parallel"), (
-                f"{get_model(scenario.tier_model_ref(tier)).name} is a MoE model, whose "
+                f"{arch.name} is a MoE model, whose "
                 "data-parallel ranks vLLM steps in lockstep, which tiersim does not model with "
                 "speculative decoding; set data_parallel: 1 or drop speculative")
         if tier.moe_backend != "auto":
             problem = _moe_backend_problem(scenario, tier)
             if problem is not None:
                 return (*at, "moe_backend"), problem
-        draft = scenario.draft_model_ref(tier)
         if draft is not None:
-            problem = _draft_problem(get_model(scenario.tier_model_ref(tier)), get_model(draft))
+            problem = _draft_problem(arch, archs[draft])
             if problem is not None:
                 return (*at, "speculative", "draft_model"), problem
     duplicate = _duplicate_name(scenario)
@@ -218,10 +223,9 @@ def check_scenario(scenario: Scenario, fit: bool = True) -> tuple[Loc, str] | No
         return duplicate
     from tiersim.fleet import kv_blocks  # KV capacity is computed in one place
 
-    for at, tier in scenario.tier_entries() if fit else ():
-        try:
-            kv_blocks(scenario.tier_model_ref(tier), scenario.gpu, tier,
-                      scenario.draft_model_ref(tier))
+    for (at, tier), model, draft in zip(entries, served, drafts, strict=True) if fit else ():
+        try:  # (a model read above as itself: kv_blocks reads a name as get_model does)
+            kv_blocks(archs[model], scenario.gpu, tier, None if draft is None else archs[draft])
         except (KeyError, ValueError, TiersimError) as err:
             return (*at, *getattr(err, "key", ())), f"tier {tier.name!r}: {_one_line(err)}"
     for at, tier in scenario.tier_entries():
