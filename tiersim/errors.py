@@ -17,6 +17,8 @@ def unprintable(text: str) -> str | None:
     """The first control or format character of ``text`` (a terminal escape, a right-to-left
     override, a zero-width space: they change what a reader of a table sees), or line or
     paragraph separator (U+2028, U+2029: they break a table's row in two), else None."""
+    if isinstance(text, str) and text.isprintable():  # no character of "Other" or "Separator"
+        return None  # (Python's words, the same Unicode data): none of the four, found in C
     return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")),
                 None)
 
