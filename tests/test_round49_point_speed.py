@@ -157,3 +157,75 @@ def test_a_link_in_a_bundled_folder_is_resolved_as_before(tmp_path, monkeypatch)
     assert paths.find_bundled("profiles", "out") is None  # it leads out of the folder
     assert paths.find_bundled("traces", "t.csv") is None  # the folder itself is a link
     assert paths.find_bundled("profiles", "../pkg/profiles/plain") is None
+
+
+def test_unprintable_finds_what_it_found_character_by_character():
+    """:func:`tiersim.errors.unprintable` answers None for printable text without looking at
+    each character: for every code point, alone and in text, it finds what the look at each
+    character's category found."""
+    import sys
+    import unicodedata
+
+    from tiersim.errors import unprintable
+
+    def looked(text):
+        return next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")),
+                    None)
+
+    for point in range(sys.maxunicode + 1):
+        char = chr(point)
+        assert unprintable(char) == looked(char), hex(point)
+    for text in ("plain", "a b", "tab\there", "rtl\u202eoff", "nbsp\u00a0", "ideo\u3000",
+                 "sep\u2028", "\ud800", "zw\u200bj", ""):
+        assert unprintable(text) == looked(text), ascii(text)
+
+
+def _item_type_worked_out(kind, value, i):
+    """:func:`tiersim.scenario._item_type` as it was, each call worked out from the type."""
+    import typing
+    from typing import Any
+
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if isinstance(value, dict):
+        return args[1] if origin is dict and len(args) == 2 else Any
+    if origin in (list, set, frozenset) and args:
+        return args[0]
+    if origin is tuple and args:
+        return args[0] if len(args) == 2 and args[1] is Ellipsis else (
+            args[i] if i < len(args) else Any)
+    return Any
+
+
+def test_item_types_kept_per_type_are_those_worked_out():
+    import typing
+    from typing import Any
+
+    kinds = [list[int], tuple[int, ...], tuple[int, str], tuple[()], dict[str, float],
+             dict, list, set[int], frozenset[float], int, Any, list[int] | None,
+             list[dict[str, int]], tuple[float, float, float]]
+    models = [sc.Scenario]
+    seen = set()
+    while models:  # and every field type of the scenario's models, with their members
+        model = models.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for field in model.model_fields.values():
+            stack = [field.annotation]
+            while stack:
+                kind = stack.pop()
+                kinds.append(kind)
+                stack.extend(typing.get_args(kind))
+                models += sc._models_in(kind)
+    for kind in kinds:
+        for value in ({}, {"a": 1}, [], [1, 2, 3, 4]):
+            for i in (["a"] if isinstance(value, dict) else range(5)):
+                assert sc._item_type(kind, value, i) == _item_type_worked_out(kind, value, i)
+
+
+def test_file_places_of_keys_given_as_a_list_as_of_a_tuple():
+    data, _ = sc.read_yaml(paths.bundled("scenarios", "cascade_models.yaml"))
+    places = sc.file_places(data)
+    assert len(places) > 2
+    assert sc.file_places(data, list(sc.file_keys())) == places  # a list: not kept
+    assert sc.model_places(data) == [p for p in places if p[0][-1] in ("model", "draft_model")]

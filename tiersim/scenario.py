@@ -402,15 +402,32 @@ def _members(annotation: Any) -> list[Any]:
 def _item_type(kind: Any, value: list | dict, i: Any) -> Any:
     """The type ``kind`` (a list, tuple or dict type) gives item ``i`` of ``value``; ``Any``
     where it holds no such items."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    try:
+        in_map, in_list, fixed = _kept_item_types(kind)
+    except TypeError:  # a type that cannot be kept (unhashable): worked out each time
+        in_map, in_list, fixed = _item_types_of(kind)
     if isinstance(value, dict):
-        return args[1] if origin is dict and len(args) == 2 else Any
+        return in_map
+    if fixed is not None:
+        return fixed[i] if i < len(fixed) else Any
+    return in_list
+
+
+def _item_types_of(kind: Any) -> tuple[Any, Any, tuple[Any, ...] | None]:
+    """What :func:`_item_type` asks of ``kind``, worked out: the type of a mapping value in
+    it, of a list item, and a fixed tuple's types by position (None for any other type)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    in_map = args[1] if origin is dict and len(args) == 2 else Any
     if origin in (list, set, frozenset) and args:
-        return args[0]
+        return in_map, args[0], None
     if origin is tuple and args:
-        return args[0] if len(args) == 2 and args[1] is Ellipsis else (
-            args[i] if i < len(args) else Any)
-    return Any
+        if len(args) == 2 and args[1] is Ellipsis:
+            return in_map, args[0], None
+        return in_map, Any, args
+    return in_map, Any, None
+
+
+_kept_item_types = functools.cache(_item_types_of)
 
 
 def refuse_non_map(data: Any, source: str, root: yaml.Node | None) -> None:
@@ -653,17 +670,30 @@ def file_places(doc: Any, keys: tuple[tuple[str, ...], ...] | None = None
     model, then the next tier's); a value of another type than the schema's is passed over."""
     keys = file_keys() if keys is None else keys
     found: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
-    for step in dict.fromkeys(key[0] for key in keys):
-        rest = tuple(key[1:] for key in keys if key[0] == step and len(key) > 1)
+    try:
+        steps = _first_steps(keys)
+    except TypeError:  # keys that cannot be kept (a list of them): worked out here
+        steps = _first_steps.__wrapped__(keys)
+    for step, rest, is_key in steps:
         if step == "*":
             items = enumerate(doc if isinstance(doc, list) else [])
             found += [((at, *place), holder) for at, item in items
                       for place, holder in file_places(item, rest)]
         elif isinstance(doc, dict) and step in doc:
-            if (step,) in keys:
+            if is_key:
                 found.append(((step,), doc))
             found += [((step, *place), holder) for place, holder in file_places(doc[step], rest)]
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _first_steps(keys: tuple[tuple[str, ...], ...]
+                 ) -> tuple[tuple[str, tuple[tuple[str, ...], ...], bool], ...]:
+    """:func:`file_places`' walk of ``keys``, worked out once per tuple of keys (the schema's,
+    and the rests of them): each first step, in order, with the keys' rests after it and
+    whether it is a key itself."""
+    return tuple((step, tuple(key[1:] for key in keys if key[0] == step and len(key) > 1),
+                  (step,) in keys) for step in dict.fromkeys(key[0] for key in keys))
 
 
 def model_places(doc: Any) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
