@@ -229,3 +229,47 @@ def test_file_places_of_keys_given_as_a_list_as_of_a_tuple():
     assert len(places) > 2
     assert sc.file_places(data, list(sc.file_keys())) == places  # a list: not kept
     assert sc.model_places(data) == [p for p in places if p[0][-1] in ("model", "draft_model")]
+
+
+def test_kv_capacities_kept_are_those_worked_out():
+    """:func:`tiersim.perf.memory.kv_capacity_blocks` keeps its answers (a pure function of its
+    arguments): each equals the one worked out, asked twice; a tier that does not fit raises
+    the same FitError each time (never kept)."""
+    from tiersim.errors import FitError
+    from tiersim.hardware import MODELS, get_gpu
+    from tiersim.perf import memory
+
+    gpus = [get_gpu(name) for name in ("H200", "H100")]
+    tried = fits = 0
+    for arch in list(MODELS.values())[:8]:
+        for gpu in gpus:
+            for tp in (1, 2, 8):
+                for kv in ("bf16", "auto"):
+                    args = (arch, "bf16", gpu, tp, 16, 0.9, None, kv, 8192, 1, 1, None, "auto")
+                    try:
+                        worked = memory._kv_capacity_blocks(*args)
+                    except (FitError, ValueError) as err:
+                        for _ in range(2):
+                            with pytest.raises(type(err)) as again:
+                                memory.kv_capacity_blocks(*args)
+                            assert str(again.value) == str(err)
+                        continue
+                    finally:
+                        tried += 1
+                    fits += 1
+                    assert memory.kv_capacity_blocks(*args) == worked
+                    assert memory.kv_capacity_blocks(*args) == worked
+                    assert type(memory.kv_capacity_blocks(*args)) is int
+    assert fits > 10 and tried > fits
+
+
+def test_kv_capacity_of_an_argument_that_cannot_be_kept_is_worked_out():
+    from tiersim.hardware import get_gpu, get_model
+    from tiersim.perf import memory
+
+    class Unkept(str):
+        __hash__ = None  # type: ignore[assignment]
+
+    arch, gpu = get_model("llama-3.1-8b"), get_gpu("H200")
+    assert memory.kv_capacity_blocks(arch, "bf16", gpu, kv_dtype=Unkept("bf16")) == (
+        memory.kv_capacity_blocks(arch, "bf16", gpu))

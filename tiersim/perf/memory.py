@@ -47,6 +47,7 @@ Qwen3-Coder-30B-A3B 2.0 GB and for Llama-3.1-70B (tp=1) 3.6 GB, in line with the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from tiersim.errors import FitError
@@ -462,7 +463,31 @@ def kv_capacity_blocks(
     ``max_num_batched_tokens``. ``kv_dtype="auto"`` is the checkpoint's declared KV format, else
     BF16 (vLLM's default, :func:`~tiersim.hardware.precisions.resolve_kv_dtype`).
     ``moe_backend``: the tier's MoE kernel; a fit error offers only GPU counts that run it.
+
+    A pure function of its arguments, kept for the :data:`KEPT_KV_CAPACITIES` arguments asked
+    last (a sweep validates and builds the same tiers at every point); a :class:`FitError` is
+    worked out each time.
     """
+    args = (model, precision, gpu, tp, block_size, gpu_memory_utilization,
+            activation_reserve_bytes, kv_dtype, max_num_batched_tokens, dp, ep, draft,
+            moe_backend)
+    try:
+        hash(args)
+    except TypeError:  # an argument that cannot be kept: worked out
+        return _kv_capacity_blocks(*args)
+    return _kept_kv_capacity_blocks(*args)
+
+
+KEPT_KV_CAPACITIES = 1024
+"""How many argument lists :func:`kv_capacity_blocks` keeps the answer of."""
+
+
+def _kv_capacity_blocks(
+    model: ModelArch, precision: str | Precision, gpu: GPU, tp: int, block_size: int,
+    gpu_memory_utilization: float, activation_reserve_bytes: float | None, kv_dtype: str,
+    max_num_batched_tokens: int, dp: int, ep: int, draft: ModelArch | None, moe_backend: str,
+) -> int:
+    """:func:`kv_capacity_blocks`, worked out."""
     prec = weight_formats(model, precision)
     budget = gpu.hbm_bytes * gpu_memory_utilization
 
@@ -492,6 +517,10 @@ def kv_capacity_blocks(
         raise FitError(_fit_message(what, prec, gpu, tp, (weights, reserve, budget, block_bytes),
                                     fits, auto, dp))
     return blocks
+
+
+_kept_kv_capacity_blocks = functools.lru_cache(maxsize=KEPT_KV_CAPACITIES, typed=True)(
+    _kv_capacity_blocks)
 
 
 def check_moe_backend(model: ModelArch, formats, backend: str, tp: int, dp: int,
