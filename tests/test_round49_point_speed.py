@@ -91,10 +91,11 @@ def test_deep_data_is_left_to_the_walk():
 
 def test_a_sweep_value_of_nan_is_refused_as_before():
     """``sweep`` takes any value, which pydantic passes as given: the walk of the dump refuses
-    a non-finite number there, at its place."""
-    warnings.simplefilter("ignore")
+    a non-finite number there, at its place, spelt as YAML writes it (``.nan``: the value came
+    with no text of its own)."""
+    warnings.simplefilter("ignore")  # tiny.yaml's notes; pytest restores the filters
     data, _ = sc.read_yaml(paths.bundled("scenarios", "tiny.yaml"))
-    for value, words in ((math.nan, "must be a finite number (got nan)"),
+    for value, words in ((math.nan, "must be a finite number (got .nan)"),
                          (HUGE, "bits"), (_Underflow("1e-400"), "1e-400")):
         point = {**data, "sweep": {"x": [1, value]}}
         with pytest.raises(ScenarioError) as err:
