@@ -212,3 +212,21 @@ def calibration_file(tmp_path, monkeypatch):
     rc.shipped.cache_clear()
     yield path
     rc.shipped.cache_clear()
+
+
+def fake_plan_notes(tiers: list, floor: float, choose: dict | None = None):
+    """Plan ``tiers`` (``tiersim.plan.testing.FakeTier``) on the fake scenario at accuracy
+    ``floor``, 90% easy requests, one GPU a replica: the result and the planner's notes."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.plan.planner import Constraints, Planner
+    from tiersim.plan.testing import FakeEvaluator, fake_scenario
+
+    scenario = fake_scenario(tiers, floor=floor)
+    planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, p_easy=0.9),
+                      gpu_options=(1,), choose=choose)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = planner.plan()
+    return result, [str(w.message) for w in caught if issubclass(w.category, Note)]

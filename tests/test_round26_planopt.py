@@ -95,22 +95,14 @@ def test_a_plan_says_higher_router_floors_were_not_tried_where_a_routed_design_m
     less (a 0.835 floor planned cheaper than the 0.8 fitted on one scenario). The plan now
     says so where a multi-tier design met every constraint and no --choose router.floor was
     given and it could still undercut the plan; before, it said nothing."""
-    import warnings
+    from conftest import fake_plan_notes
 
-    from tiersim.errors import Note
-    from tiersim.plan.planner import Constraints, Planner
-    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+    from tiersim.plan.testing import FakeTier
 
     tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0), FakeTier("top", accuracy=0.95)]
 
     def notes(floor, choose=None):
-        scenario = fake_scenario(tiers, floor=floor)
-        planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, p_easy=0.9),
-                          gpu_options=(1,), choose=choose)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = planner.plan()
-        return result, [str(w.message) for w in caught if issubclass(w.category, Note)]
+        return fake_plan_notes(tiers, floor, choose)
 
     result, said = notes(0.70)
     assert result.plan["design"] == "cheap+top"

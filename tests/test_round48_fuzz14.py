@@ -340,6 +340,11 @@ def test_a_scenario_whole_number_whole_only_as_a_float_is_refused(tmp_path, caps
     ("replicas: 1", "replicas: 3", "tier w4a16's replicas 3 in scenario.yaml, 1"),
     ("precision: bf16", "precision: fp8", "tier bf16's precision 'fp8' in scenario.yaml, 'bf16'"),
     ("gpu: H200", "gpu: B200", "gpu 'B200' in scenario.yaml, 'H200'"),
+    # prices: summary.json records them since round 49
+    ("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 2.0",
+     "tier w4a16's cost_per_gpu_hour 2.0 in scenario.yaml, 3.5"),
+    ("cost_per_gpu_hour: 3.5", "cost_per_gpu_hour: 3.5\n  cost_per_request_usd: 0.01",
+     "tier w4a16's cost_per_request_usd 0.01 in scenario.yaml, none"),
 ])
 def test_a_run_folders_edited_scenario_settings_are_not_shown_as_its_provenance(
         manifested_run, tmp_path, capsys, old, new, said):

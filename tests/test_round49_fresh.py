@@ -7,6 +7,8 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+from conftest import fake_plan_notes
+
 from tiersim.errors import Note
 from tiersim.plan import Constraints, Planner
 from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
@@ -108,13 +110,7 @@ def test_a_cascade_chosen_gets_no_note_that_higher_floors_may_cost_less():
     tiers = [FakeTier("cheap", accuracy=0.69, capacity_rps=10.0), FakeTier("top", accuracy=0.95)]
 
     def notes(choose=None):
-        scenario = fake_scenario(tiers, floor=0.70)
-        planner = Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, p_easy=0.9),
-                          gpu_options=(1,), choose=choose)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = planner.plan()
-        return result, [str(w.message) for w in caught if issubclass(w.category, Note)]
+        return fake_plan_notes(tiers, 0.70, choose)
 
     result, said = notes()
     assert result.plan["router"] == {"floor": 0.7, "policy": "floor"}
