@@ -16,9 +16,12 @@ from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
 from tiersim.trace import canonical, formats
 from tiersim.trace.filecheck import (
+    ParquetFooter,
     Source,
     is_trace_column,
     no_duplicate_columns,
+    parquet_footer,
+    take_parquet_metadata,
     unreadable_parquet,
 )
 
@@ -43,8 +46,8 @@ def _read_parquet(p: Path, columns: list[str] | None = None,
     were read twice, once to check them and once by ``pd.read_parquet``: 1M rows of a
     300-byte text column took 9.6 s and 1.84 GB at the peak."""
     try:
+        schema = parquet_footer(p).schema
         with arrow_file(p) as handle:
-            schema = pq.read_schema(handle)
             table = pq.read_table(handle, columns=columns,
                                   read_dictionary=text_as_categories(schema))
         _utf8_text(p, table, positions=_positions(schema, columns))
@@ -95,8 +98,7 @@ def _index_clash(name, position: int, path: str | Path) -> TraceError:
 def parquet_columns(p: Path) -> list[str]:
     """The column names of a Parquet file as :func:`read_raw` gives them (stripped), without
     reading its rows."""
-    with arrow_file(p) as handle:
-        schema = pq.read_schema(handle)
+    schema = parquet_footer(p).schema
     index = {n for n in _pandas_index_columns(schema) if n.startswith("__index_level_")}
     names = [str(c).strip() for c in schema.names if c not in index]
     ranged = _range_index(schema)
@@ -121,8 +123,7 @@ def parquet_selection(p: Path, used=None) -> tuple[list[str] | None, tuple[str, 
     wanted = used(names)
     if wanted is None:
         return None, ()
-    with arrow_file(p) as handle:
-        schema = pq.read_schema(handle)
+    schema = parquet_footer(p).schema
     kept = {*wanted, *_index_names(schema)}
     unread = tuple(name for name in names if name not in kept)
     if not unread:
@@ -212,11 +213,7 @@ def _converts(table: pa.Table) -> bool:
 
 def parquet_rows(p: Path) -> int:
     """The number of data rows of a Parquet file, from its footer."""
-    try:
-        with arrow_file(p) as handle:
-            return pq.ParquetFile(handle).metadata.num_rows
-    except Exception as e:  # noqa: BLE001 - whatever a corrupt footer raises
-        raise unreadable_parquet(p, e) from None
+    return parquet_footer(p).rows
 
 
 def _pandas_index_columns(schema: pa.Schema) -> set[str]:
@@ -232,13 +229,15 @@ def parquet_chunks(p: Path, rows: int, used=None):
     columns whose values are used; the others are not decoded); a decoding failure is the
     file's, one line (running out of memory is not: it is raised as it is)."""
     columns, unread = parquet_selection(p, used)
+    footer = parquet_footer(p)
+    _check_row_count(p, footer)
     try:
         with arrow_file(p) as handle:
             # pre_buffer=False: pyarrow's default pre-buffering holds every row group's
             # compressed bytes read so far until the file is closed (a 20M-row trace held
             # its whole 236 MB file beside the table being built)
-            f = pq.ParquetFile(handle, pre_buffer=False,
-                               read_dictionary=text_as_categories(pq.read_schema(handle)))
+            f = pq.ParquetFile(handle, pre_buffer=False, metadata=take_parquet_metadata(p),
+                               read_dictionary=text_as_categories(footer.schema))
             yield from _parquet_batches(p, f, rows, columns, unread)
     except (TraceError, MemoryError):  # pyarrow's ArrowMemoryError too: no damage of the file
         raise
@@ -251,7 +250,6 @@ def _parquet_batches(p: Path, f: pq.ParquetFile, rows: int, columns: list[str] |
     """:func:`parquet_chunks` of the open file ``f`` (its ``columns`` alone, ``unread`` the
     names left out; None: all); a footer whose row count the batches do not add up to is the
     file's damage."""
-    _check_row_count(p, f.metadata)
     ranged = _range_index(f.schema_arrow)
     positions = _positions(f.schema_arrow, columns)
     start = 0
@@ -351,10 +349,9 @@ def _first_not_utf8(column: pa.Array | pa.ChunkedArray) -> int | None:
     return None
 
 
-def _check_row_count(p: Path, meta) -> None:
+def _check_row_count(p: Path, footer: ParquetFooter) -> None:
     """The footer's row count must be its row groups' sum (a damaged or hand-patched footer
     would otherwise size the columns wrong: rows of uninitialised memory, or a crash)."""
-    groups = sum(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
-    if groups != meta.num_rows:
-        raise TraceError(str(p), f"its footer says {meta.num_rows:,} rows but its row groups "
-                         f"hold {groups:,}; the file is damaged, write it again")
+    if footer.group_rows != footer.rows:
+        raise TraceError(str(p), f"its footer says {footer.rows:,} rows but its row groups "
+                         f"hold {footer.group_rows:,}; the file is damaged, write it again")
