@@ -3,9 +3,11 @@ what a user saw before its fix."""
 
 from __future__ import annotations
 
+import functools
+
 import pyarrow as pa
 import pyarrow.parquet as pq
-from test_hostile_inputs import run_cli
+from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.trace import filecheck
 
@@ -44,3 +46,23 @@ def test_a_parquet_traces_footer_is_parsed_once_per_load(tmp_path, capsys, monke
     code, err = run_cli(capsys, "trace", "inspect", path)  # its footer remembered
     assert (code, err) == (0, "")
     assert len(calls) == 2
+
+
+def test_a_parquet_footer_over_pyarrows_limit_is_not_called_cut_short(tmp_path, capsys,
+                                                                      monkeypatch):
+    """A Parquet trace with 200 MB of key-value metadata was called 'not a readable Parquet
+    file (Couldn't deserialize thrift: TProtocolException: Exceeded size limit); write it
+    again (pyarrow, or pandas' to_parquet), or give a whole copy if it was cut short': the file
+    is whole, its metadata over pyarrow's limit (100 MB a value). pyarrow's limit is lowered to
+    1,000 bytes here, to meet it with 2 kB of metadata."""
+    path = tmp_path / "t.parquet"
+    table = pa.table({"arrival_s": [0.0], "input_tokens": [10], "output_tokens": [5]})
+    pq.write_table(table.replace_schema_metadata({"big": "x" * 2_000}), path)
+    monkeypatch.setattr(filecheck.pq, "ParquetFile",
+                        functools.partial(pq.ParquetFile, thrift_string_size_limit=1_000))
+    filecheck._checked_kind.cache_clear()
+    filecheck._parquet_footer.cache_clear()
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: its Parquet footer's metadata is over pyarrow's limit "
+                    "(100 MB a value); the file is whole, write it again without that "
+                    "key-value metadata (pyarrow: table.replace_schema_metadata())")

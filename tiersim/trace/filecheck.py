@@ -643,7 +643,14 @@ def is_trace_column(name: str) -> bool:
 def unreadable_parquet(path: Path, e: Exception) -> TraceError:
     """The one line for a Parquet trace pyarrow cannot read: pyarrow's words for why (a
     footer without its magic bytes, a page it cannot decode), and the fix, which they lacked
-    ('not a readable Parquet file (Parquet magic bytes not found in footer. ...)')."""
+    ('not a readable Parquet file (Parquet magic bytes not found in footer. ...)'). A footer
+    over the sizes pyarrow reads (thrift's 'Exceeded size limit': 200 MB of key-value metadata,
+    or 80 MB, which pyarrow also stores base64-encoded in its Arrow schema) is whole, not cut
+    short: it says so."""
+    if "Exceeded size limit" in str(e):
+        return TraceError(str(path), "its Parquet footer's metadata is over pyarrow's limit "
+                          "(100 MB a value); the file is whole, write it again without that "
+                          "key-value metadata (pyarrow: table.replace_schema_metadata())")
     return TraceError(str(path), f"not a readable Parquet file ({error_line(e)}); write it "
                       "again (pyarrow, or pandas' to_parquet), or give a whole copy if it was cut "
                       "short")
