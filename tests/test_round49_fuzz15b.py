@@ -66,3 +66,14 @@ def test_a_parquet_footer_over_pyarrows_limit_is_not_called_cut_short(tmp_path, 
     assert line == (f"Error: {path}: its Parquet footer's metadata is over pyarrow's limit "
                     "(100 MB a value); the file is whole, write it again without that "
                     "key-value metadata (pyarrow: table.replace_schema_metadata())")
+
+
+def test_a_subject_with_a_right_to_left_override_is_refused_as_a_task_type_is(tmp_path, capsys):
+    """A ``subject`` label (the classifier's) holding U+202E was taken without a word, while a
+    ``task_type`` holding it was refused: both are labels, checked alike."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,subject\n0,10,5,math\n"
+                    "1,10,5,a\u202eb\n", encoding="utf-8")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 2, column 'subject': subject contains the control or "
+                    "format character U+202E; use printable text (file line 3)")

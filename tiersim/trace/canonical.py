@@ -259,8 +259,10 @@ def _whole_as_written(s: pd.Series) -> pd.Series:
 
 
 def _subjects(s: pd.Series, src: Source) -> np.ndarray:
-    """The classifier's one-hot label: one value per row."""
+    """The classifier's one-hot label: one printable value (or missing) per row, as a
+    ``task_type`` (a right-to-left override in one was taken without a word)."""
     one_value_each(s, src, "subject", "row's subject")
+    _printable_labels(s, src, "subject")
     return s.to_numpy()
 
 
@@ -274,9 +276,9 @@ def _task_type(s: pd.Series, src: Source) -> pd.Categorical:
 
 
 def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
-    """Refuse a label (a task or step type, shown in tables and reports) holding a control or
-    format character: a terminal escape or a right-to-left override would change what the
-    reader sees, as in a tier's name."""
+    """Refuse a label (a task or step type, shown in tables and reports, or a subject) holding a
+    control or format character: a terminal escape or a right-to-left override would change
+    what the reader sees, as in a tier's name."""
     labels = s.dropna().astype(str)
     for label in pd.unique(labels):
         bad = unprintable(label)
