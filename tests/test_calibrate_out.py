@@ -10,11 +10,12 @@ from tiersim.cli import main
 @pytest.mark.parametrize("command", [["calibrate", "--device", "cpu", "--quick"],
                                      ["calibrate", "--from", "aiconfigurator"]])
 @pytest.mark.parametrize("name,tail,whole", [("x.partial.json", ".partial.json", "x.json"),
-                                             ("x.partial", ".partial", "x")])
+                                             ("x.partial", ".partial", "x.json")])
 def test_an_out_named_as_a_cut_runs_file_is_refused(tmp_path, capsys, command, name, tail,
                                                     whole):
     """`--out x.partial.json` was taken, and a budget-cut run then wrote
-    x.partial.partial.json; the harness names its cut runs' files so."""
+    x.partial.partial.json; the harness names its cut runs' files so. The name offered ends
+    in .json, the only name --out takes (round 49: x.partial offered x, itself refused)."""
     out = tmp_path / name
     assert main([*command, "--out", str(out)]) == 1
     assert capsys.readouterr().err.strip() == (

@@ -7,6 +7,7 @@ import functools
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.trace import filecheck
@@ -77,3 +78,16 @@ def test_a_subject_with_a_right_to_left_override_is_refused_as_a_task_type_is(tm
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == (f"Error: {path}: row 2, column 'subject': subject contains the control or "
                     "format character U+202E; use printable text (file line 3)")
+
+
+@pytest.mark.parametrize(("name", "offered"), [("p.yaml", "p.json"), ("profile", "profile.json")])
+@pytest.mark.parametrize("command", [["calibrate", "--device", "cpu", "--quick"],
+                                     ["calibrate", "--from", "aiconfigurator"]])
+def test_a_calibration_out_not_named_json_is_refused(tmp_path, capsys, command, name, offered):
+    """``tiersim calibrate --out x.yaml`` wrote the profile, JSON, under a YAML name without a
+    word. A name not ending in .json is refused before anything is measured."""
+    out = tmp_path / name
+    line = one_error_line(*run_cli(capsys, *command, "--out", out))
+    assert line == (f"Error: --out {out}: the profile is written as JSON; give a name ending in "
+                    f".json, such as {tmp_path / offered}")
+    assert list(tmp_path.iterdir()) == []

@@ -367,7 +367,16 @@ def out_problem(out: str) -> str | None:
             return f"--out {out}: {above} is a file, not a folder; give a path in a folder"
         return f"--out {out}: folder {path.parent} does not exist; create it first"
     return (partial_name_problem(out) or _not_profile_problem(out, path)
-            or _write_problem(out, path.parent))
+            or _not_json_problem(out, path) or _write_problem(out, path.parent))
+
+
+def _not_json_problem(out: str, path: Path) -> str | None:
+    """Refuse an ``--out`` whose name does not end in ``.json``: the profile is JSON, and
+    ``--out p.yaml`` wrote JSON under a YAML name without a word."""
+    if path.suffix.lower() == ".json":
+        return None
+    return (f"--out {out}: the profile is written as JSON; give a name ending in .json, such "
+            f"as {path.with_suffix('.json')}")
 
 
 def _step_back_problem(out: str, path: Path) -> str | None:
@@ -500,7 +509,8 @@ def _partial_name_too_long(out: str, partial: Path) -> str | None:
 def partial_name_problem(out: str) -> str | None:
     """Refuse an ``--out`` named as a cut run's file (``P.partial.json``, ``P.partial``; see
     ``runner.partial_path``): that name says a run did not finish, and a cut run of this
-    one would write ``P.partial.partial.json``."""
+    one would write ``P.partial.partial.json``. The name offered ends in ``.json``, the only
+    one taken (:func:`_not_json_problem`)."""
     path = Path(out)
     suffix = "" if path.suffix == ".partial" else path.suffix
     stem = path.name.removesuffix(suffix)
@@ -510,7 +520,7 @@ def partial_name_problem(out: str) -> str | None:
         stem = stem.removesuffix(".partial")
     return (f"--out {out}: a name ending in .partial{suffix} is the harness's own for what a "
             "run that does not finish measured (P.partial.json for P.json); give another "
-            f"name, such as {path.with_name(stem + suffix)}")
+            f"name, such as {path.with_name(stem + '.json')}")
 
 
 def _write_problem(out: str, folder: Path) -> str | None:
