@@ -429,8 +429,9 @@ def test_a_null_hash_id_is_called_missing(tmp_path, capsys):
                              "hash_ids": pa.array([[1, 2], [1, None]],
                                                   type=pa.list_(pa.int64()))}), trace)
     line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    # the second id: counted from 1 since round 49 (it read 'position 1', counting from 0)
     assert line == (f"Error: {trace}: row 2, column 'hash_ids': missing hash id (a null at "
-                    "position 1 of the list); every id is a whole number")
+                    "position 2 of the list); every id is a whole number")
 
 
 def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):

@@ -91,3 +91,35 @@ def test_a_calibration_out_not_named_json_is_refused(tmp_path, capsys, command, 
     assert line == (f"Error: --out {out}: the profile is written as JSON; give a name ending in "
                     f".json, such as {tmp_path / offered}")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("ids", "said"), [
+    ("[1, null]", "missing hash id (a null at position 2 of the list); every id is a whole "
+                  "number"),
+    ("[1.5, 2]", "hash id 1.5 is not a whole number; write each id as a whole number below "
+                 "2^63"),
+])
+def test_hash_id_messages_count_from_1_and_say_what_is_taken(tmp_path, capsys, ids, said):
+    """A missing hash id was named 'a null at position 0' for the first, counting from 0 where
+    the items of a list are named from 1; and an id of 1.5 was told to be 'an integer below
+    2^63, written without a decimal point', though 1.0 and 1e3 are taken."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 5, '
+                    f'"prefix_hashes": {ids}}}\n')
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == f"Error: {path}: row 1, column 'prefix_hashes': {said} (file line 1)"
+
+
+def test_a_whole_hash_id_past_2_53_read_as_a_decimal_says_so(tmp_path, capsys):
+    """A float id of 2^53 + 2 (a Parquet list of doubles) was 'not a whole number within range
+    (must be an integer below 2^63 ...)': it is whole and in range, but a decimal number there
+    is inexact."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"arrival_s": [0.0], "input_tokens": [1000], "output_tokens": [1],
+                             "prefix_hashes": pa.array([[2.0**53 + 2, 1.0]],
+                                                       pa.list_(pa.float64()))}), path)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 1, column 'prefix_hashes': hash id 9007199254740994 "
+                    "was read as a decimal number, exact only below 2^53 (two ids there could "
+                    "read as one); store the ids as integers (digits alone, without a decimal "
+                    "point or exponent)")

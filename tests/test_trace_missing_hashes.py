@@ -64,8 +64,9 @@ def test_a_missing_hash_list_is_the_same_error_in_every_format(tmp_path, kind, c
 @pytest.mark.parametrize("columns", [MOONCAKE, CANONICAL], ids=["hash_ids", "prefix_hashes"])
 def test_a_null_id_inside_a_list_is_the_same_error_in_every_format(tmp_path, kind, columns):
     path = write(tmp_path, kind, columns, [[0, 1500, 2, [1, 2]], [5, 1500, 2, [1, None, 2]]])
+    # the position counts from 1 (round 49: it counted from 0, 'position 1' for the second)
     assert error_of(path) == (f"{path}: row 2, column '{columns[-1]}': missing hash id (a null "
-                              "at position 1 of the list); every id is a whole number"
+                              "at position 2 of the list); every id is a whole number"
                               f"{line(kind, 2)}")
 
 
@@ -78,9 +79,9 @@ def test_every_format_reads_the_same_hash_lists(tmp_path, kind, columns):
 
 
 @pytest.mark.parametrize(("cell", "fault"), [
-    ('"[1, , 2]"', "an empty item at position 1"),
-    ('"[1, 2,]"', "an empty item at position 2"),
-    ('"[1, NaN, 2]"', "a null at position 1"),
+    ('"[1, , 2]"', "an empty item at position 2"),  # counted from 1 since round 49
+    ('"[1, 2,]"', "an empty item at position 3"),
+    ('"[1, NaN, 2]"', "a null at position 2"),
 ])
 def test_an_empty_item_in_a_csv_list_is_refused_not_skipped(tmp_path, cell, fault):
     """``[1, , 2]`` was read as [1, 2]: block 2's id moved to block 1."""

@@ -628,8 +628,13 @@ def _float_ids(values: np.ndarray, src: Source, column: str, i: int) -> np.ndarr
     exact = np.isfinite(wide) & (wide == np.floor(wide)) & (np.abs(wide) < EXACT_FLOAT)
     if not exact.all():
         bad = float(wide[~exact][0])
-        raise src.error(f"hash id {bad:.6g} is not a whole number within range (must be "
-                        "an integer below 2^63, written without a decimal point)", i, column)
+        if np.isfinite(bad) and bad == np.floor(bad):  # 1.0 and 1e3 are taken: exact
+            raise src.error(f"hash id {checks.show_number(bad)} was read as a decimal number, "
+                            "exact only below 2^53 (two ids there could read as one); store the "
+                            "ids as integers (digits alone, without a decimal point or "
+                            "exponent)", i, column)
+        raise src.error(f"hash id {bad:.6g} is not a whole number; write each id as a whole "
+                        "number below 2^63", i, column)
     bits = np.finfo(values.dtype).nmant + 1
     beyond = np.abs(wide) >= 2.0 ** bits
     if bits < 53 and beyond.any():
@@ -701,10 +706,11 @@ def _no_missing_id(items: list, src: Source, column: str, i: int) -> None:
 
 
 def _missing_id(src: Source, column: str, i: int, position: int, empty: bool = False):
-    """The error for a missing id at 0-based ``position`` of row ``i``'s list."""
+    """The error for a missing id at 0-based ``position`` of row ``i``'s list, named from 1 as
+    the items of a list are elsewhere (:func:`_not_a_list`): 'position 0' named the first."""
     what = "an empty item" if empty else "a null"
-    return src.error(f"missing hash id ({what} at position {position} of the list); every id "
-                     "is a whole number", i, column)
+    return src.error(f"missing hash id ({what} at position {position + 1} of the list); every "
+                     "id is a whole number", i, column)
 
 
 def _true_false_item(cell) -> bool | None:
