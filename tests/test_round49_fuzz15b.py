@@ -123,3 +123,17 @@ def test_a_whole_hash_id_past_2_53_read_as_a_decimal_says_so(tmp_path, capsys):
                     "was read as a decimal number, exact only below 2^53 (two ids there could "
                     "read as one); store the ids as integers (digits alone, without a decimal "
                     "point or exponent)")
+
+
+@pytest.mark.parametrize("extra", ["", ', "task_type": "chat"'], ids=["in blocks", "whole"])
+def test_a_json_hash_list_opening_with_a_null_is_refused_not_shifted(tmp_path, capsys, extra):
+    """Arrow's JSON reader dropped a null met in a list before its items' type was known and
+    moved the later items up: a first line's ``[null, 2]`` read as ``[2]``, without a word
+    (``[null, null, 7, 8]`` then ``[9, null]`` read as ``[7, 8, 9, null]`` and ``[null,
+    null]``). The lists are read again with their type given, and the null refused."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 5, '
+                    f'"prefix_hashes": [null, 2]{extra}}}\n')
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == (f"Error: {path}: row 1, column 'prefix_hashes': missing hash id (a null at "
+                    "position 1 of the list); every id is a whole number (file line 1)")

@@ -252,7 +252,10 @@ def _jsonl_in_blocks(p: Path) -> pd.DataFrame | None:
 
 def _json_block(chunk: bytes) -> pa.Table | None:
     """The Arrow table of whole JSON lines ``chunk``, None where it does not parse, or holds
-    a missing value (a null, a key left out) or a list with one."""
+    a missing value (a null, a key left out) or a list with one (a list opening with a null is
+    found by its text: Arrow's inference dropped the null, :func:`_json_table`)."""
+    if NULL_FIRST.search(chunk):  # Arrow's inference may drop it: read whole, typed
+        return None
     options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
     try:
         table = pa_json.read_json(pa.BufferReader(chunk), read_options=options)
@@ -273,7 +276,29 @@ def _plain_numbers(schema: pa.Schema) -> bool:
 
 
 def _json_table(p: Path, parse: pa_json.ParseOptions | None = None) -> pa.Table:
-    """The Arrow table of a JSON-lines file."""
+    """The Arrow table of a JSON-lines file. Where a list opens with a null (:data:`NULL_FIRST`)
+    its lists are read again with the types first inferred given: Arrow's inference dropped
+    nulls met in a list before its items' type was known, and moved the later items up
+    (``[null, null, 7, 8]`` then ``[9, null]`` read as ``[7, 8, 9, null]`` and ``[null,
+    null]``: hash ids moved to other blocks and rows, without a word)."""
+    table = _read_json(p, parse)
+    given = parse.explicit_schema if parse is not None else None
+    inferred = [f for f in table.schema if pa.types.is_list(f.type)
+                and (given is None or given.get_field_index(f.name) < 0)]
+    if not inferred or not any(NULL_FIRST.search(chunk) for chunk in line_chunks(p)):
+        return table
+    typed = pa.schema([*(given or []), *inferred])
+    return _read_json(p, pa_json.ParseOptions(explicit_schema=typed,
+                                              unexpected_field_behavior="infer")
+                      ).select(table.column_names)
+
+
+NULL_FIRST = re.compile(rb"\[[ \t\r\n]*null\b")
+"""A JSON list whose first item is null (:func:`_json_table`)."""
+
+
+def _read_json(p: Path, parse: pa_json.ParseOptions | None) -> pa.Table:
+    """The Arrow table of a JSON-lines file, as Arrow reads it."""
     options = pa_json.ReadOptions(block_size=JSONL_BLOCK_BYTES)
     with pa.input_stream(arrow_file(p), compression=None) as stream:  # text, whatever the name
         return pa_json.read_json(stream, read_options=options, parse_options=parse)
