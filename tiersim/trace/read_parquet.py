@@ -47,6 +47,7 @@ def _read_parquet(p: Path, columns: list[str] | None = None,
     300-byte text column took 9.6 s and 1.84 GB at the peak."""
     try:
         schema = parquet_footer(p).schema
+        take_parquet_metadata(p)  # let go, not held beside the table: read_table parses its own
         with arrow_file(p) as handle:
             table = pq.read_table(handle, columns=columns,
                                   read_dictionary=text_as_categories(schema))
