@@ -94,6 +94,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+SKIP_MOST = 100_000_000
+"""The largest ``trace.skip_longer_than`` (tokens), as ``scheduler.max_model_len``'s."""
+
+
 class TraceConfig(_Strict):
     """Which logged traffic to replay, and how (window, time scaling)."""
 
@@ -107,6 +111,23 @@ class TraceConfig(_Strict):
     )
     time_scale: float = Field(default=1.0, ge=1e-3, le=1e3,
                               description="2.0 = arrivals twice as fast (0.001 to 1000)")
+    skip_longer_than: int | None = Field(
+        default=None, description="leave out at load the requests longer "
+        "(prompt + output tokens) than this, as vLLM refuses them at its API whatever the "
+        "fleet (e.g. the model's context, 163840); a note says how many; default: none")
+
+    @field_validator("skip_longer_than", mode="before")
+    @classmethod
+    def _skip_tokens(cls, value: object) -> object:
+        """Refuse a ``skip_longer_than`` that is not a whole number of tokens from 1 to
+        :data:`SKIP_MOST`, saying what to give (pydantic's words named no fix)."""
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                             and 1 <= value <= SKIP_MOST):
+            return value
+        raise ValueError("must be a whole number of tokens (prompt + output), from 1 to "
+                         f"{SKIP_MOST:,}: the longest request to keep, e.g. the model's "
+                         "context (163840), or remove the key to keep every request (got "
+                         f"{yaml_written(value)})")
 
     @field_validator("window")
     @classmethod
