@@ -7,6 +7,7 @@ Shared by the runner (:func:`tiersim.runner.run_scenario`) and the planner
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import warnings
@@ -23,11 +24,13 @@ from tiersim.memory import beyond_room, memory_room
 from tiersim.paths import TraceFolderError, expand_user, file_sha256, resolve_trace_path
 from tiersim.perf.base import StepShape
 from tiersim.results import TraceRead
+from tiersim.results_figures import percent_text
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
 from tiersim.trace.canonical import distinct_text
+from tiersim.trace.loader import SESSION_COLUMNS
 from tiersim.workload import sessions
 
 RUN_REQUEST_BYTES = 104
@@ -50,13 +53,60 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
     _note_replaced_rows(scenario, source)
     path = scenario_trace_path(scenario, source)
     try:
-        return read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
-                          sessions=replayed, keep=trace_keep(scenario))
+        loaded = read_trace(path, format=cfg.format, window=window, time_scale=cfg.time_scale,
+                            sessions=replayed, keep=trace_keep(scenario))
     except TraceError as err:
         message = str(err).removeprefix(f"{err.path}: ")
         if window is None or err.row is not None or not message.startswith("window ["):
             raise
         raise ScenarioError(source, "trace.window", f"{err.path}: {message}") from None
+    return skip_longer(loaded, cfg.skip_longer_than, replayed, source)
+
+
+def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
+                source: str) -> LoadedTrace:
+    """``loaded`` less its requests longer (prompt + output tokens, as logged) than ``limit``
+    (the scenario's ``trace.skip_longer_than``; None: unchanged), as vLLM refuses such a
+    request at its API (HTTP 400) whatever the fleet, with a note saying how many and what
+    share were left out, and the count in the trace's origin (summary.json's ``trace``). A
+    session trace replayed as sessions (``replayed``) loses each whole session holding such a
+    step: its later steps follow the refused one. The rest keep their arrival times (the
+    refused ones still came). A limit leaving no request is refused at the key."""
+    if limit is None:
+        return loaded
+    table, origin = loaded.table, loaded.origin
+    tokens = (table["input_tokens"].to_numpy(np.int64)
+              + table["output_tokens"].to_numpy(np.int64))
+    longer = tokens > limit
+    whole = replayed and set(SESSION_COLUMNS) <= set(table.columns)
+    sessions_out = 0
+    if whole and longer.any():
+        out = table["session_id"][longer].unique()
+        sessions_out = len(out)
+        longer = table["session_id"].isin(out).to_numpy()
+    count, total = int(longer.sum()), len(table)
+    origin = dataclasses.replace(origin, skipped=(int(limit), count, total))
+    if not count:
+        return LoadedTrace(table, origin)
+    if count == total:
+        raise ScenarioError(source, "trace.skip_longer_than", (
+            f"{limit:,} leaves out every one of the trace's {total:,} requests (the shortest is "
+            f"{int(tokens.min()):,} tokens, prompt + output); raise it, or remove the key"))
+    kept = np.flatnonzero(~longer)
+    rows = np.array([origin.row(int(i)) - 1 for i in kept], dtype=np.int64)
+    run = int(rows[-1]) - int(rows[0]) + 1 == len(rows)
+    origin = dataclasses.replace(origin, first_row=int(rows[0]), rows=None if run else rows)
+    share = percent_text(count / total, 1)
+    what = (f"the {sessions_out:,} session{'s' if sessions_out != 1 else ''} holding a step "
+            if whole else "those ")
+    warnings.warn(Note(
+        f"{source}: trace.skip_longer_than {limit:,} left out {count:,} of the trace's "
+        f"{total:,} requests ({share}): {what}longer (prompt + output) than {limit:,} tokens, "
+        f"up to {int(tokens[longer].max()):,}{', whole' if whole else ''}, as vLLM refuses such "
+        "a request at its API (HTTP 400) whatever the fleet; every figure is over the "
+        f"{total - count:,} left, and those left out count nowhere, not as dropped"),
+        stacklevel=3)
+    return LoadedTrace(table.iloc[kept].reset_index(drop=True), origin)
 
 
 def trace_keep(scenario: Scenario | None) -> tuple[str, ...]:
@@ -104,7 +154,9 @@ def trace_read(origin: TraceOrigin) -> TraceRead:
     """The trace file a run read, for its summary and manifest: the file's name, the format it
     was read as and the SHA-256 of its bytes (:class:`tiersim.results.TraceRead`)."""
     path = Path(origin.path)
-    return TraceRead(file=path.name, format=origin.format, sha256=file_sha256(path))
+    skip, skipped, read = origin.skipped or (None, None, None)
+    return TraceRead(file=path.name, format=origin.format, sha256=file_sha256(path),
+                     skip_longer_than=skip, skipped_requests=skipped, requests_read=read)
 
 
 def scenario_trace_path(scenario: Scenario, source: str) -> Path:

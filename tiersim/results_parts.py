@@ -82,10 +82,19 @@ class TraceRead:
     file: str
     format: str
     sha256: str
+    skip_longer_than: int | None = None
+    skipped_requests: int | None = None
+    requests_read: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields."""
-        return _fields(self)
+        """Plain JSON fields; ``skip_longer_than`` (the scenario's ``trace.skip_longer_than``),
+        ``skipped_requests`` (those it left out) and ``requests_read`` (the trace's, before)
+        only where the key was set."""
+        out = _fields(self)
+        for key in ("skip_longer_than", "skipped_requests", "requests_read"):
+            if out[key] is None:
+                out.pop(key)
+        return out
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,9 @@ the ``step_type`` values of the whole file, before any window, or None without t
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     arrivals: tuple[float, float] | None = None
     step_types: frozenset[str] | None = None
+    skipped: tuple[int, int, int] | None = None
+    """``trace.skip_longer_than``'s tokens, the requests it left out and those read, or None
+    without the key (set by :func:`tiersim.inputs.skip_longer`)."""
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``, as :meth:`error` names
