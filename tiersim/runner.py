@@ -183,7 +183,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s, series=series)
     _note_rerouted(assignment, infos, source)
-    _note_dropped(fleet, df, result, source)
+    _note_dropped(fleet, df, result, source, scenario.trace.skip_longer_than)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
         router = summary.router_result(scenario, df, result, infos, assignment.basis)
@@ -362,7 +362,8 @@ def _note_rerouted(assignment: Assignment, infos: list[TierInfo], source: str) -
                   "holds is dropped", Note, stacklevel=2)
 
 
-def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
+def _note_dropped(fleet, df: pd.DataFrame, result, source: str,
+                  skip: int | None = None) -> None:
     """A note when the fleet dropped requests it can never serve (prompt + output longer than
     the context of the tier it was sent to, or than one of its replicas' KV cache), and the
     session steps never sent because an earlier step of their task was dropped; the figures
@@ -390,7 +391,24 @@ def _note_dropped(fleet, df: pd.DataFrame, result, source: str) -> None:
     head = f"{source}: {int(dropped.sum()):,} of {len(dropped):,} requests were dropped"
     first = _first_dropped(fleet, df, np.flatnonzero(dropped & ~unsent), tokens, too_long, tier)
     warnings.warn(f"{head}{_dropped_after_first_pass(result, dropped, why)}; they count as "
-                  f"dropped in every figure{first}", Note, stacklevel=2)
+                  f"dropped in every figure{first}{_skip_hint(fleet, tokens[too_long], skip)}",
+                  Note, stacklevel=2)
+
+
+def _skip_hint(fleet, tokens: np.ndarray, skip: int | None) -> str:
+    """The dropped note's last words where every request dropped for its length (``tokens``,
+    prompt + output) is longer than any tier's model takes (its maximum context, else its
+    ``max_model_len``): ``trace.skip_longer_than`` at that context leaves them out at load, as
+    vLLM refuses them at its API whatever the fleet, so that a plan (which allows no drop)
+    sizes the fleet for the rest; "" where some tier could hold one, or the key is set at or
+    below it."""
+    most = max(int(t.most_context or t.limits.max_model_len or 0) for t in fleet.tiers)
+    if not len(tokens) or not most or int(tokens.min()) <= most or (
+            skip is not None and skip <= most):
+        return ""
+    verb = "set trace.skip_longer_than:" if skip is None else "lower trace.skip_longer_than to"
+    return (f"; vLLM refuses such a request at its API (HTTP 400) whatever the fleet: to plan "
+            f"for the rest, {verb} {most} to leave them out at load")
 
 
 def _held(fleet, df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
