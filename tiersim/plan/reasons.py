@@ -38,7 +38,28 @@ def _too_long(longer: list[tuple[str, int, int]], own: set[str],
     return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
             f"{'its' if one else 'their'} tier's context ({where}) and "
             f"{'is' if one else 'are'} {TOO_LONG}; {_too_long_fix(longer, own, them, beyond)} "
-            f"or leave {them} out of the trace")
+            f"or leave {them} out of the trace{_skip_words(longer, own, beyond)}")
+
+
+def _skip_words(longer: list[tuple[str, int, int]], own: set[str],
+                beyond: dict[str, tuple[int, int]] | None) -> str:
+    """": trace.skip_longer_than: 262144 leaves them out at load, as vLLM refuses them at its
+    API whatever the fleet" where every request :func:`_too_long` counts is longer than its
+    model's maximum context (a tier at its model's context, or one ``beyond`` names for all of
+    its), with the longest of those contexts; "" where raising a ``max_model_len`` would serve
+    some."""
+    beyond = beyond or {}
+    contexts = []
+    for name, count, context in longer:
+        if name not in own:
+            contexts.append(context)
+        elif beyond.get(name, (0, 0))[0] == count:
+            contexts.append(beyond[name][1])
+        else:
+            return ""
+    them = "it" if sum(n for _, n, _ in longer) == 1 else "them"
+    return (f": trace.skip_longer_than: {max(contexts)} leaves {them} out at load, as vLLM "
+            f"refuses {them} at its API whatever the fleet")
 
 
 def _too_long_fix(longer: list[tuple[str, int, int]], own: set[str], them: str,
