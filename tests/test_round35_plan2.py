@@ -148,7 +148,9 @@ def test_plan_advice_on_requests_beyond_the_models_context():
         "2 requests are longer (prompt + output) than their tier's context (w4a16's "
         "max_model_len 1,000) and are dropped at any size; 2 on w4a16 exceed its model's "
         "maximum context (262,144 tokens), which no max_model_len serves: serve them on a "
-        "model with a longer context or leave them out of the trace")
+        "model with a longer context or leave them out of the trace: "  # round 49: the key
+        "trace.skip_longer_than: 262144 leaves them out at load, as vLLM refuses them at its "
+        "API whatever the fleet")
     assert _too_long([("w4a16", 3, 1000)], {"w4a16"}, {"w4a16": (1, 262_144)}) == (
         "3 requests are longer (prompt + output) than their tier's context (w4a16's "
         "max_model_len 1,000) and are dropped at any size; raise w4a16's "
