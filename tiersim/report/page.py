@@ -51,6 +51,7 @@ from tiersim.results import (
     floor_digits,
     in_margin_order,
     mix_rows,
+    percent_text,
     saving_without_share,
     share_digits,
     share_text,
@@ -188,7 +189,9 @@ def _swept(data: ReportData, path: str) -> str | None:
 
 
 SETTING_PATHS = {"scenario": "name", "trace": "trace.path", "trace window (s)": "trace.window",
-                 "trace time scale": "trace.time_scale", "model": "model", "GPU": "gpu",
+                 "trace time scale": "trace.time_scale",
+                 "trace skip longer than (tokens)": "trace.skip_longer_than", "model": "model",
+                 "GPU": "gpu",
                  "calibration profile": "profile", "seed": "seed",
                  "router policy": "router.policy", "cost model": "cost_model"}
 """The scenario setting each provenance row shows, by the row's name."""
@@ -206,6 +209,7 @@ def provenance(data: ReportData) -> str:
             *_trace_read_rows(run),
             ["trace window (s)", trace.get("window")],
             ["trace time scale", trace.get("time_scale")],
+            ["trace skip longer than (tokens)", trace.get("skip_longer_than")],
             ["model", sc.get("model", run.model if run else None)],
             ["GPU", sc.get("gpu", run.gpu if run else None)],
             ["calibration profile", _profile_used(data, profile) or "none (roofline)"],
@@ -270,8 +274,15 @@ def _trace_read_rows(run: RunResult | None) -> list[list[Any]]:
     for a summary written before they were recorded (or a sweep, which has no one run)."""
     if run is None or run.trace is None:
         return []
-    return [["trace format read", run.trace.format],
+    rows = [["trace format read", run.trace.format],
             ["trace SHA-256", f"{run.trace.sha256} ({run.trace.file})"]]
+    t = run.trace
+    if t.skip_longer_than is not None and t.skipped_requests is not None and t.requests_read:
+        rows.append(["trace requests left out", f"{t.skipped_requests:,} of {t.requests_read:,} "
+                     f"({percent_text(t.skipped_requests / t.requests_read, 1)}), longer "
+                     f"(prompt + output) than trace.skip_longer_than {t.skip_longer_than:,} "
+                     "tokens"])
+    return rows
 
 
 def model_read_section(run: RunResult | None) -> str:
