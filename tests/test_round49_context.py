@@ -195,3 +195,38 @@ def test_a_session_trace_loses_the_whole_session_of_an_over_long_step(tmp_path):
             "tokens, up to 300,010, whole, as vLLM refuses such a request at its API (HTTP 400) "
             "whatever the fleet; every figure is over the 3 left, and those left out count "
             "nowhere, not as dropped") in summary["notes"]
+
+
+def test_the_key_beside_generated_sessions_is_noted_and_leaves_nothing_out(tmp_path):
+    """Generated sessions replace the trace's rows, so the key shapes no request: it is named
+    with the other trace keys that are not read, and nothing is counted as left out."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    doc = tiny_doc(workload={"sessions": {"source": "generate",
+                                          "generate": {"tasks": 3, "task_rate_rps": 1.0}}},
+                   router={"policy": "uniform"})
+    doc["trace"]["skip_longer_than"] = 100
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    run = run_scenario(load_scenario(path), scenario_path=path)
+    assert any(n.startswith("s.yaml: trace.window and trace.skip_longer_than are not read: "
+                            "workload.sessions.source generate replaces the trace's rows")
+               for n in run.notes), run.notes
+    assert run.trace.skipped_requests is None
+    assert not any("left out" in n for n in run.notes)
+
+
+def test_rows_after_a_skip_are_named_as_the_files(tmp_path):
+    """The table's rows after the skip map to the file's data rows (errors name those)."""
+    from tiersim.inputs import skip_longer
+    from tiersim.trace import read_trace
+
+    _scenario(tmp_path)
+    loaded = read_trace(tmp_path / "t.parquet")
+    with pytest.warns(Warning, match="left out 1 of the trace's 8 requests"):
+        kept = skip_longer(loaded, 262144, True, "s.yaml")
+    assert [kept.origin.row(i) for i in range(len(kept.table))] == [1, 2, 4, 5, 6, 7, 8]
+    assert kept.origin.skipped == (262144, 1, 8)
+    assert skip_longer(loaded, None, True, "s.yaml") is loaded

@@ -60,7 +60,8 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
         if window is None or err.row is not None or not message.startswith("window ["):
             raise
         raise ScenarioError(source, "trace.window", f"{err.path}: {message}") from None
-    return skip_longer(loaded, cfg.skip_longer_than, replayed, source)
+    skip = cfg.skip_longer_than if scenario.workload.sessions.source != "generate" else None
+    return skip_longer(loaded, skip, replayed, source)  # generated sessions replace the rows
 
 
 def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
@@ -93,7 +94,8 @@ def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
             f"{limit:,} leaves out every one of the trace's {total:,} requests (the shortest is "
             f"{int(tokens.min()):,} tokens, prompt + output); raise it, or remove the key"))
     kept = np.flatnonzero(~longer)
-    rows = np.array([origin.row(int(i)) - 1 for i in kept], dtype=np.int64)
+    rows = (np.asarray(origin.rows, dtype=np.int64)[kept] if origin.rows is not None
+            else origin.first_row + kept)  # the file's 0-based data rows, as origin.row's
     run = int(rows[-1]) - int(rows[0]) + 1 == len(rows)
     origin = dataclasses.replace(origin, first_row=int(rows[0]), rows=None if run else rows)
     share = percent_text(count / total, 1)
@@ -134,14 +136,15 @@ def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> N
 
 
 def _note_replaced_rows(scenario: Scenario, source: str) -> None:
-    """A note when ``trace.window`` or ``trace.time_scale`` is set beside generated sessions:
+    """A note when ``trace.window``, ``trace.time_scale`` or ``trace.skip_longer_than`` is set
+    beside generated sessions:
     the generated tasks replace the trace's rows, so neither shapes a request (``time_scale:
     100`` ran the same steps over the same time, without a word)."""
     if scenario.workload.sessions.source != "generate":
         return
-    keys = [f"trace.{key}" for key, unset in (("window", scenario.trace.window is None),
-                                              ("time_scale", scenario.trace.time_scale == 1.0))
-            if not unset]
+    keys = [f"trace.{key}" for key, unset in (
+        ("window", scenario.trace.window is None), ("time_scale", scenario.trace.time_scale == 1.0),
+        ("skip_longer_than", scenario.trace.skip_longer_than is None)) if not unset]
     if keys:
         one = len(keys) == 1
         warnings.warn(Note(f"{source}: {' and '.join(keys)} {'is' if one else 'are'} not read: "
