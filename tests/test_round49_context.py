@@ -41,7 +41,7 @@ def _scenario(tmp_path: Path, skip: object = None, table: pd.DataFrame | None = 
     return path
 
 
-NOTE = ("s.yaml: trace.skip_longer_than 262,144 left out 1 of the trace's 8 requests (12.5%): "
+NOTE = ("s.yaml: trace.skip_longer_than 262,144 left out 1 of the 8 requests read (12.5%): "
         "those longer (prompt + output) than 262,144 tokens, up to 300,010, as vLLM refuses such "
         "a request at its API (HTTP 400) whatever the fleet; every figure is over the 7 left, and "
         "those left out count nowhere, not as dropped")
@@ -175,7 +175,7 @@ def test_a_value_leaving_out_every_request_is_refused_at_the_key(tmp_path, capsy
     assert main(["run", str(path), "--out", str(tmp_path / "r"), "--no-report"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"Error: {path}: ")
-    assert ("trace.skip_longer_than: 50 leaves out every one of the trace's 8 requests (the "
+    assert ("trace.skip_longer_than: 50 leaves out every one of the 8 requests read (the "
             "shortest is 110 tokens, prompt + output); raise it, or remove the key") in err
 
 
@@ -190,7 +190,7 @@ def test_a_session_trace_loses_the_whole_session_of_an_over_long_step(tmp_path):
     assert main(["run", str(path), "--out", str(tmp_path / "r"), "--no-report"]) == 0
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert (summary["trace"]["skipped_requests"], summary["requests"]) == (3, 3)
-    assert ("s.yaml: trace.skip_longer_than 262,144 left out 3 of the trace's 6 requests "
+    assert ("s.yaml: trace.skip_longer_than 262,144 left out 3 of the 6 requests read "
             "(50.0%): the 1 session holding a step longer (prompt + output) than 262,144 "
             "tokens, up to 300,010, whole, as vLLM refuses such a request at its API (HTTP 400) "
             "whatever the fleet; every figure is over the 3 left, and those left out count "
@@ -225,7 +225,7 @@ def test_rows_after_a_skip_are_named_as_the_files(tmp_path):
 
     _scenario(tmp_path)
     loaded = read_trace(tmp_path / "t.parquet")
-    with pytest.warns(Warning, match="left out 1 of the trace's 8 requests"):
+    with pytest.warns(Warning, match="left out 1 of the 8 requests read"):
         kept = skip_longer(loaded, 262144, True, "s.yaml")
     assert [kept.origin.row(i) for i in range(len(kept.table))] == [1, 2, 4, 5, 6, 7, 8]
     assert kept.origin.skipped == (262144, 1, 8)

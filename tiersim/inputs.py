@@ -91,7 +91,7 @@ def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
         return LoadedTrace(table, origin)
     if count == total:
         raise ScenarioError(source, "trace.skip_longer_than", (
-            f"{limit:,} leaves out every one of the trace's {total:,} requests (the shortest is "
+            f"{limit:,} leaves out every one of the {total:,} requests read (the shortest is "
             f"{int(tokens.min()):,} tokens, prompt + output); raise it, or remove the key"))
     kept = np.flatnonzero(~longer)
     rows = (np.asarray(origin.rows, dtype=np.int64)[kept] if origin.rows is not None
@@ -102,8 +102,8 @@ def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
     what = (f"the {sessions_out:,} session{'s' if sessions_out != 1 else ''} holding a step "
             if whole else "those ")
     warnings.warn(Note(
-        f"{source}: trace.skip_longer_than {limit:,} left out {count:,} of the trace's "
-        f"{total:,} requests ({share}): {what}longer (prompt + output) than {limit:,} tokens, "
+        f"{source}: trace.skip_longer_than {limit:,} left out {count:,} of the {total:,} "
+        f"requests read ({share}): {what}longer (prompt + output) than {limit:,} tokens, "
         f"up to {int(tokens[longer].max()):,}{', whole' if whole else ''}, as vLLM refuses such "
         "a request at its API (HTTP 400) whatever the fleet; every figure is over the "
         f"{total - count:,} left, and those left out count nowhere, not as dropped"),
@@ -138,7 +138,7 @@ def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> N
 def _note_replaced_rows(scenario: Scenario, source: str) -> None:
     """A note when ``trace.window``, ``trace.time_scale`` or ``trace.skip_longer_than`` is set
     beside generated sessions:
-    the generated tasks replace the trace's rows, so neither shapes a request (``time_scale:
+    the generated tasks replace the trace's rows, so none shapes a request (``time_scale:
     100`` ran the same steps over the same time, without a word)."""
     if scenario.workload.sessions.source != "generate":
         return
@@ -147,7 +147,8 @@ def _note_replaced_rows(scenario: Scenario, source: str) -> None:
         ("skip_longer_than", scenario.trace.skip_longer_than is None)) if not unset]
     if keys:
         one = len(keys) == 1
-        warnings.warn(Note(f"{source}: {' and '.join(keys)} {'is' if one else 'are'} not read: "
+        named = keys[0] if one else f"{', '.join(keys[:-1])} and {keys[-1]}"
+        warnings.warn(Note(f"{source}: {named} {'is' if one else 'are'} not read: "
                            "workload.sessions.source generate replaces the trace's rows with "
                            "generated sessions, which start at generate.task_rate_rps; remove "
                            f"{'it' if one else 'them'}, or set that rate"), stacklevel=3)
