@@ -9,6 +9,7 @@ import pytest
 from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.cli import main
+from tiersim.errors import yaml_written
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -260,8 +261,10 @@ def test_a_profile_name_with_a_space_around_it_says_so(tmp_path, capsys, monkeyp
     text = TINY_TEXT.replace("profile: null", f'profile: "{written[1:-1]}"', 1)
     (tmp_path / "s.yaml").write_text(text)
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
-    assert line == (f"Error: s.yaml: line 7: profile: {name!r} has a space (or another blank) "
-                    f"at its start or end, which {what} {name.strip()} has not; remove it")
+    # the name as YAML writes it ("h200_aiconfigurator_vllm\\t"), not Python's repr (review49)
+    assert line == (f"Error: s.yaml: line 7: profile: {yaml_written(name)} has a space (or "
+                    f"another blank) at its start or end, which {what} {name.strip()} has not; "
+                    "remove it")
 
 
 @pytest.mark.parametrize(("name", "what"), [
@@ -278,5 +281,5 @@ def test_a_trace_path_with_a_space_around_it_says_so(tmp_path, capsys, monkeypat
                                                        f'path: "{name}"', 1))
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == (f"Error: s.yaml: line 10: trace.path: {name}: trace file not found: "
-                    f"{name!r} has a space (or another blank) at its start or end, which {what} "
-                    "has not; remove it")
+                    f"{yaml_written(name)} has a space (or another blank) at its start or end, "
+                    f"which {what} has not; remove it")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import tiersim
-from tiersim.errors import TiersimError, TraceError, escaped
+from tiersim.errors import TiersimError, TraceError, escaped, yaml_written
 
 KINDS = {"traces": (".parquet", ".csv", ".jsonl"), "scenarios": (".yaml", ".yml"),
          "profiles": (".json",)}
@@ -177,8 +177,8 @@ def _no_blank_around(name: str, scenario_dir: str | Path | None) -> None:
     p = expand_user(stripped)
     beside = p if p.is_absolute() or scenario_dir is None else Path(scenario_dir) / p
     what = f"the file {escaped(stripped)}" if found == beside else f"the bundled trace {found.name}"
-    raise TraceError(name, f"trace file not found: {name!r} has a space (or another blank) at "
-                     f"its start or end, which {what} has not; remove it")
+    raise TraceError(name, f"trace file not found: {yaml_written(name)} has a space (or another "
+                     f"blank) at its start or end, which {what} has not; remove it")
 
 
 def _not_a_file(path: str | Path, beside: Path) -> None:

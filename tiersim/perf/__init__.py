@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from tiersim.errors import ProfileError, TiersimError, escaped
+from tiersim.errors import ProfileError, TiersimError, escaped, yaml_written
 
 DEFAULT_PROFILE = "h200_aiconfigurator_vllm"
 #: The bundled profile of each GPU that ships one (vLLM kernels, NVIDIA's measured tables from
@@ -112,7 +112,7 @@ def _no_blank_around(name: str) -> None:
     what = ("the file" if expand_user(stripped).is_file() else "the bundled profile"
             if find_bundled("profiles", stripped) is not None else None)
     if what is not None:
-        raise ProfileError(f"{name!r} has a space (or another blank) at its start "
+        raise ProfileError(f"{yaml_written(name)} has a space (or another blank) at its start "
                            f"or end, which {what} {escaped(stripped)} has not; remove it")
 
 

@@ -1,0 +1,43 @@
+"""Round 49 review: bugs found reading the round's changes, each pinned by a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_hostile_inputs import one_error_line, run_cli
+
+from tiersim.errors import yaml_written
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_TEXT = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+
+
+@pytest.mark.parametrize("name", ["azure2023_code.parquet\t", "it's.csv "])
+def test_a_trace_path_with_a_blank_around_it_is_quoted_as_yaml_writes_it(
+        tmp_path, capsys, monkeypatch, name):
+    """The refusal of ``trace.path: "azure2023_code.parquet\\t"`` quoted the value as Python
+    writes it ('azure2023_code.parquet\\t', which YAML reads with a backslash and a t), where
+    every value in a message is spelt as YAML writes it ("azure2023_code.parquet\\t"; an
+    apostrophe doubled in single quotes: 'it''s.csv ')."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "it's.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n1,10,5\n")
+    quoted = name.replace("\t", "\\t")
+    (tmp_path / "s.yaml").write_text(TINY_TEXT.replace("path: azure2023_code.parquet",
+                                                       f'path: "{quoted}"', 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert f"trace file not found: {yaml_written(name)} has a space" in line
+
+
+@pytest.mark.parametrize("name", ["h200_aiconfigurator_vllm\t", "it's.json "])
+def test_a_profile_name_with_a_blank_around_it_is_quoted_as_yaml_writes_it(
+        tmp_path, capsys, monkeypatch, name):
+    """As for a trace path: ``profile: "h200_aiconfigurator_vllm\\t"`` was quoted
+    'h200_aiconfigurator_vllm\\t' (Python's spelling), not "h200_aiconfigurator_vllm\\t"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "it's.json").write_text("{}")
+    quoted = name.replace("\t", "\\t")
+    text = TINY_TEXT.replace("profile: null", f'profile: "{quoted}"', 1)
+    (tmp_path / "s.yaml").write_text(text)
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert f"profile: {yaml_written(name)} has a space (or another blank)" in line
