@@ -41,3 +41,19 @@ def test_a_profile_name_with_a_blank_around_it_is_quoted_as_yaml_writes_it(
     (tmp_path / "s.yaml").write_text(text)
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert f"profile: {yaml_written(name)} has a space (or another blank)" in line
+
+
+def test_a_written_number_can_be_copied_and_pickled():
+    """:class:`~tiersim.numbers.WrittenNumber` (a flag's ``1e400``, kept with its text) is the
+    one float kept with its text whose ``__new__`` needs the text: ``copy.deepcopy`` and
+    ``pickle`` (a Ray worker's arguments, a deep-copied options namespace) called it with the
+    number alone and raised "missing 1 required positional argument: 'text'"."""
+    import copy
+    import pickle
+
+    from tiersim.numbers import WrittenNumber, as_written
+
+    number = WrittenNumber(float("inf"), "1e400")
+    for again in (copy.deepcopy(number), pickle.loads(pickle.dumps(number))):
+        assert type(again) is WrittenNumber and again == float("inf")
+        assert as_written(again) == "1e400, beyond a float"

@@ -228,6 +228,11 @@ class WrittenNumber(float):
         number.text = text.strip()
         return number
 
+    def __getnewargs__(self) -> tuple[float, str]:
+        """The arguments :meth:`__new__` takes, for ``copy`` and ``pickle`` (a float's own
+        gives the number alone)."""
+        return float(self), self.text
+
 
 def beyond_float_words(text: str) -> str:
     """A number no float holds, as an error line quotes it: as written (``.NaN``, ``-.inf``),
