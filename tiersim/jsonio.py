@@ -118,6 +118,7 @@ class WrittenFloat(float):
     text: str
 
     def __repr__(self) -> str:
+        """The number as the file writes it (``1e400``), not ``inf``."""
         return self.text
 
 
@@ -137,6 +138,8 @@ class _Digits(str):
 
 
 def _int_or_digits(text: str) -> int | _Digits:
+    """A JSON whole number as an int, or as its text (:class:`_Digits`) where Python makes no
+    int of it (over 4,300 digits: ``int`` raises ValueError)."""
     try:
         return int(text)
     except ValueError:

@@ -634,6 +634,7 @@ class _NoPrice:
     stated")."""
 
     def __repr__(self) -> str:
+        """How a disagreement's message names it: "none"."""
         return "none"
 
 
