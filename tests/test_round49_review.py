@@ -57,3 +57,24 @@ def test_a_written_number_can_be_copied_and_pickled():
     for again in (copy.deepcopy(number), pickle.loads(pickle.dumps(number))):
         assert type(again) is WrittenNumber and again == float("inf")
         assert as_written(again) == "1e400, beyond a float"
+
+
+def test_a_setting_a_policy_does_not_read_is_left_out_below_its_top_key():
+    """``--choose router.policy=floor,cascade --choose router.cascade.threshold=0.3,0.5``: a
+    floor design's setting holds ``cascade.threshold`` (the path --choose gave, less
+    ``router.``), which the floor router never reads; :func:`read_setting` looked the whole
+    dotted path up among the keys each policy reads, found no reader, and kept it. plan.json's
+    runner-up read ``{'cascade.threshold': 0.3, 'floor': 0.82, 'policy': 'floor'}``, and the
+    floor designs were sized once per threshold (:func:`_sized_key` told them apart)."""
+    from tiersim.plan.designs import read_setting
+    from tiersim.plan.planner import _sized_key
+
+    low = (("cascade.threshold", 0.3), ("floor", 0.8), ("policy", "floor"))
+    high = (("cascade.threshold", 0.5), ("floor", 0.8), ("policy", "floor"))
+    assert read_setting(low) == {"floor": 0.8, "policy": "floor"}
+    assert _sized_key({"a": 0}, low) == _sized_key({"a": 0}, high)
+    # a key every policy reads (confusion.*) stays, and a cascade keeps its own block's keys
+    cascade = (("cascade.threshold", 0.3), ("confusion.fpr", 0.1), ("floor", 0.8),
+               ("policy", "cascade"))
+    assert read_setting(cascade) == {"cascade.threshold": 0.3, "confusion.fpr": 0.1,
+                                     "policy": "cascade"}

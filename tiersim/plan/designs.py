@@ -33,12 +33,16 @@ def read_setting(setting: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     the floor router's floors too, and plan.json and the report's capacity plan read "router
     floor 0.85" beside "router policy cascade", a floor the cascade never reads (its planned
     scenario already left it out). A setting naming no policy (the scenario's then routes) or
-    ``step_type`` (whose fallback the scenario may name) is shown whole."""
+    ``step_type`` (whose fallback the scenario may name) is shown whole. A key is a
+    ``--choose`` path less ``router.`` (``cascade.threshold``): the top key (``cascade``) is
+    the one a policy reads or not (the dotted path named no policy's key, so a floor design
+    kept a chosen ``cascade.threshold`` and was sized once per threshold)."""
     doc = dict(setting)
     if doc.get("policy") in (None, "step_type"):
         return doc
     playing = policies_in_play(doc)
-    return {k: v for k, v in doc.items() if unread_key_problem(str(k), playing) is None}
+    return {k: v for k, v in doc.items()
+            if unread_key_problem(str(k).split(".", 1)[0], playing) is None}
 
 
 @dataclass
