@@ -78,3 +78,21 @@ def test_a_setting_a_policy_does_not_read_is_left_out_below_its_top_key():
                ("policy", "cascade"))
     assert read_setting(cascade) == {"cascade.threshold": 0.3, "confusion.fpr": 0.1,
                                      "policy": "cascade"}
+
+
+@pytest.mark.parametrize(("share", "places", "shown"), [
+    (2007 / 20000, 2, "10.03%"), (16093 / 20000, 2, "80.46%"), (0.1065, 1, "10.6%"),
+    (213 / 2000, 1, "10.6%"), (0.5, 1, "50.0%"), (0.9996, 1, "99.96%"), (0.003, 0, "0.3%")])
+def test_percent_text_rounds_the_share_as_figure_text_and_the_report_do(share, places, shown):
+    """``percent_text`` (the plan's accuracy line, a static split's mix, a tier's share in its
+    SLO note) printed ``format(share, ".2%")``, which rounds the float product share * 100: an
+    accuracy of 2,007 / 20,000 read "10.04%" in the plan's lines, "10.03 %" on ``tiersim
+    run``'s console (:func:`figure_text`, which rounds the share itself since this round) and
+    0.1003 in the report. Now the share itself is rounded, as they do."""
+    from tiersim.report.page import Digits, fmt
+    from tiersim.results import figure_text, percent_text
+
+    assert percent_text(share, places) == shown
+    if places == 2:  # four figures, as an accuracy is shown
+        assert figure_text(share, "%", 100, digits=4) == shown
+        assert fmt(Digits(share, 4)) == f"{float(shown.removesuffix('%')) / 100:.4f}"
