@@ -96,3 +96,20 @@ def test_percent_text_rounds_the_share_as_figure_text_and_the_report_do(share, p
     if places == 2:  # four figures, as an accuracy is shown
         assert figure_text(share, "%", 100, digits=4) == shown
         assert fmt(Digits(share, 4)) == f"{float(shown.removesuffix('%')) / 100:.4f}"
+
+
+def test_a_profile_beside_the_scenario_with_a_blank_around_its_name_says_so(
+        tmp_path, capsys, monkeypatch):
+    """``profile: "p.json "`` with p.json beside the scenario said the blank was the difference
+    only when run from the scenario's own folder: the blank check looked for p.json in the
+    working folder, and ``tiersim run d/s.yaml`` read "profile: p.json : no such profile file
+    or bundled profile; bundled: b200_aiconfigurator_vllm, ...", the space unseen."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "p.json").write_text("{}")
+    text = TINY_TEXT.replace("profile: null", 'profile: "p.json "', 1)
+    (tmp_path / "d" / "s.yaml").write_text(text)
+    line = one_error_line(*run_cli(capsys, "run", "d/s.yaml", "--out", "o"))
+    assert line.startswith("Error: d/s.yaml: line 7: profile: 'd/p.json ' has a space (or "
+                           "another blank) at its start or end, which the file d/p.json has "
+                           "not; remove it")  # then where a relative path is looked for

@@ -584,14 +584,23 @@ def resolve_file_ref(name: str, source: str) -> str:
     """A relative file path ``name`` beside the scenario file ``source`` when anything is there
     (a file; a folder, device or pipe, or a link that leads to none, each refused as such by its
     reader, as a model config's is); else as given (read from the working folder, or a bundled
-    name)."""
+    name). A name with a blank at its start or end that is a file's beside the scenario but for
+    it is the path beside too, blank kept, so that its reader says the blank is the difference
+    (it looked for the name without it in the working folder, and ``tiersim run d/s.yaml``
+    with ``profile: "p.json "`` read "no such profile file or bundled profile")."""
     from tiersim.paths import leads_nowhere
 
     path = Path(name)
     if path.is_absolute() or not Path(source).is_file() or name.startswith("~"):
         return name
     beside = Path(source).parent / path
-    return str(beside) if _found(beside, Path.exists, leads_nowhere) else name
+    if _found(beside, Path.exists, leads_nowhere):
+        return str(beside)
+    stripped = name.strip()
+    if stripped and stripped != name and not Path(stripped).is_absolute() and _found(
+            Path(source).parent / stripped, Path.exists, leads_nowhere):
+        return str(beside)
+    return name
 
 
 def resolve_model_ref(model: str, source: str) -> str:
