@@ -113,3 +113,16 @@ def test_a_profile_beside_the_scenario_with_a_blank_around_its_name_says_so(
     assert line.startswith("Error: d/s.yaml: line 7: profile: 'd/p.json ' has a space (or "
                            "another blank) at its start or end, which the file d/p.json has "
                            "not; remove it")  # then where a relative path is looked for
+
+
+def test_a_json_number_too_long_before_a_syntax_error_is_one_error_line(tmp_path):
+    """A JSON file holding a whole number of more than 4,300 digits and, after it, a syntax
+    error: the message for the number parsed the text again to find its key, and that parse
+    stopped at the syntax error with json's own JSONDecodeError ("Expecting value: line 1
+    column 5014"), raised from the handler, so no one error line but a traceback."""
+    from tiersim.errors import TiersimError
+    from tiersim.jsonio import parse_json
+
+    text = '{"a": ' + "1" * 5000 + ', "b": }'
+    with pytest.raises(TiersimError, match=r"^x\.json: .*4,300 digits"):
+        parse_json(text, "x.json", "a profile")

@@ -151,7 +151,10 @@ def _too_long_number(text: str) -> str:
     file's readers name a key (``key 'overhead_s.value'``) and its digits' count (it was
     Python's words, "a number too long to read (Exceeds the limit (4300 digits) for integer
     string conversion: value has 5000 digits); not a model config", of a file that is one)."""
-    found = _first_digits(json.loads(text, parse_int=_int_or_digits), "")
+    try:
+        found = _first_digits(json.loads(text, parse_int=_int_or_digits), "")
+    except (ValueError, RecursionError):  # the text is broken after it too: the number, met
+        found = None  # first, is told (a JSONDecodeError here was raised from the handler)
     if found is None:  # not met again: only the count is known
         return ("holds a whole number of more than 4,300 digits, beyond any value; fix the "
                 "number")
