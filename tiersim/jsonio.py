@@ -137,7 +137,7 @@ class _Digits(str):
     """The text of a JSON whole number of more digits than Python makes an int of."""
 
 
-def _int_or_digits(text: str) -> int | _Digits:
+def int_or_digits(text: str) -> int | _Digits:
     """A JSON whole number as an int, or as its text (:class:`_Digits`) where Python makes no
     int of it (over 4,300 digits: ``int`` raises ValueError)."""
     try:
@@ -152,7 +152,7 @@ def _too_long_number(text: str) -> str:
     Python's words, "a number too long to read (Exceeds the limit (4300 digits) for integer
     string conversion: value has 5000 digits); not a model config", of a file that is one)."""
     try:
-        found = _first_digits(json.loads(text, parse_int=_int_or_digits), "")
+        found = _first_digits(json.loads(text, parse_int=int_or_digits), "")
     except (ValueError, RecursionError):  # the text is broken after it too: the number, met
         found = None  # first, is told (a JSONDecodeError here was raised from the handler)
     if found is None:  # not met again: only the count is known

@@ -19,6 +19,7 @@ import pyarrow.json as pa_json
 
 from tiersim.arrowfile import arrow_file
 from tiersim.errors import TraceError
+from tiersim.jsonio import int_or_digits
 from tiersim.trace.filecheck import (
     CHUNK_BYTES,
     JSON_BLANK,
@@ -332,18 +333,9 @@ def _exact_overflowed(p: Path, name: str, values: pd.Series) -> pd.Series:
         for row, line in enumerate(lines):
             if row in infinite:
                 with contextlib.suppress(ValueError):
-                    exact.iloc[row] = json.loads(line, parse_int=_int_or_digits).get(
+                    exact.iloc[row] = json.loads(line, parse_int=int_or_digits).get(
                         name, exact.iloc[row])
     return exact
-
-
-def _int_or_digits(text: str) -> int | str:
-    """A JSON whole number as an int, or as its text where Python makes no int of it (over
-    4,300 digits: ``int`` raises ValueError)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 EXACT_HASH = pa.decimal128(38, 0)
