@@ -10,7 +10,7 @@ from tiersim.report.page import savings_section
 from tiersim.runner import run_scenario
 from tiersim.scenario import load_scenario
 
-GAP = "costs 0.0293 USD (the baseline costs 0 USD: no percentage) more"
+GAP = "costs 0.0293 USD more (the baseline costs 0 USD: no percentage)"
 """The routed fleet is the dearer: worded as ``tiersim plan`` words it (round 49; it read
 "-0.0293 USD (...)")."""
 
@@ -30,7 +30,7 @@ def test_the_gap_to_a_free_baseline_is_printed_in_usd(tmp_path):
     run = _free_cheap_tier_run(tmp_path)
     s = run.savings
     assert s.baseline_uniform_tier == "w4a16" and s.vs_uniform_frac is None
-    assert f"costs {-s.vs_uniform_usd:.3g} USD" == GAP.split(" (")[0]
+    assert f"costs {-s.vs_uniform_usd:.3g} USD more" == GAP.split(" (")[0]
     row = [r for r in router_rows(run, "prior") if r[0].startswith("saved vs uniform")]
     assert row == [("saved vs uniform w4a16", GAP, "provisioned; uniform fleets simulated")]
     assert f"<td>saved vs that tier</td><td>{GAP}</td>" in savings_section(run)

@@ -243,7 +243,7 @@ def test_the_consoles_saving_says_per_hour_where_it_is_one():
     assert saving_row(over)[1] == "25.0 %"
     free = dataclasses.replace(saving, vs_uniform_frac=None, vs_uniform_usd=-2.0)
     # the dearer fleet worded as tiersim plan words it (round 49; it read "-2 USD (...)")
-    assert saving_row(free)[1] == "costs 2 USD (the baseline costs 0 USD: no percentage) more"
+    assert saving_row(free)[1] == "costs 2 USD more (the baseline costs 0 USD: no percentage)"
 
 # ---------------------------------------------------------------- the static split's saving
 

@@ -34,7 +34,7 @@ def test_a_plan_dearer_than_a_free_baseline_says_it_costs_more():
         assert result.plan["savings"]["vs_uniform_usd"] == -16.0
         text = format_plan(result)
         assert "saves -16" not in text
-        assert ("  costs 16 USD (the baseline costs 0 USD: no percentage) more than the "
+        assert ("  costs 16 USD more (the baseline costs 0 USD: no percentage) than the "
                 "cheapest sized uniform fleet (c), simulated") in text.splitlines()
 
 

@@ -92,8 +92,8 @@ def _saving(frac: float | None, usd: float, **changes) -> SavingsResult:
     (-5e-12, -1e-11, "costs 0.000000000500 % more per hour",
      "costs 0.000000000500 % more per hour than"),
     (0.0, 0.0, "0 % per hour", "costs the same per hour as"),  # as each was
-    (None, -2.0, "costs 2 USD (the baseline costs 0 USD: no percentage) more",
-     "costs 2 USD (the baseline costs 0 USD: no percentage) more than"),  # a free baseline
+    (None, -2.0, "costs 2 USD more (the baseline costs 0 USD: no percentage)",
+     "costs 2 USD more (the baseline costs 0 USD: no percentage) than"),  # a free baseline
 ])
 def test_the_console_the_report_and_the_plan_word_a_saving_alike(tiny_run, frac, usd, console,
                                                                  plan):

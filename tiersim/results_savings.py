@@ -206,7 +206,15 @@ def dearer_words(frac: float | None, usd: float | None, basis: str | None) -> st
     uniform" row and the report's cell read "-100 % per hour" before, a saving of minus the
     fleet's whole cost; None where the fleet is not the dearer."""
     verdict, shown = saving_verdict(frac, usd)
-    return f"costs {shown} more{basis_words(basis, frac)}" if verdict == "costs" else None
+    return costs_more(shown, basis_words(basis, frac)) if verdict == "costs" else None
+
+
+def costs_more(shown: str | None, per: str = "") -> str:
+    """"costs ``shown`` more``per``", a reason in brackets kept after the words: against a free
+    baseline "costs 2 USD more (the baseline costs 0 USD: no percentage)", which read "costs 2
+    USD (the baseline costs 0 USD: no percentage) more"."""
+    amount, bracket, reason = str(shown).partition(" (")
+    return f"costs {amount} more{per}" + (f" ({reason}" if bracket else "")
 
 
 def drain_words(rates: tuple[float | None, float | None],

@@ -129,6 +129,7 @@ def _saving_line(saving: dict) -> str:
     share of 0 (:func:`~tiersim.results.without_noise`) "costs the same as": it read "saves 0
     %", and a share of -5e-12 "costs 0 % more"."""
     from tiersim.results import basis_words, saving_verdict
+    from tiersim.results_savings import costs_more
 
     frac = saving.get("vs_uniform_frac")
     # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
@@ -136,7 +137,7 @@ def _saving_line(saving: dict) -> str:
     # a dearer fleet: tiersim.results.dearer_words)
     verdict, shown = saving_verdict(frac, saving.get("vs_uniform_usd"))
     per = basis_words(saving.get("saving_basis"), frac)  # as the plan is ranked
-    words = (f"costs the same{per} as" if verdict == "same" else f"costs {shown} more{per} than"
+    words = (f"costs the same{per} as" if verdict == "same" else f"{costs_more(shown, per)} than"
              if verdict == "costs" else f"saves {shown}{per} against")
     drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
     return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
