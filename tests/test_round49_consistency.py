@@ -601,17 +601,22 @@ def test_the_reports_uniform_fleets_are_in_the_consoles_order(tiny_run):
     assert [u.tier for u in RunResult.read(out / "summary.json").savings.uniform] == fleets[:2]
 
 
+def _bundled_run(name: str, tmp_path):
+    """A bundled scenario run without baselines or report: its summary.json and its
+    requests.parquet, checked whole (:func:`parquet_problems`)."""
+    out = tmp_path / name
+    done = run_cli("run", name, "--out", str(out), "--no-baselines", "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert parquet_problems(out) == []
+    return json.loads((out / "summary.json").read_text()), pd.read_parquet(out / "requests.parquet")
+
+
 def test_a_cascades_rates_are_its_requests_and_draws(tmp_path):
     """The bundled cascade (NVFP4 -> BF16 on a noisy confidence signal, three request types):
     its escalation rate is the share of requests.parquet's escalated rows, its tiers' passes
     are every first pass on NVFP4 and every escalation on BF16, and its FPR, FNR and accuracy
     are the realised draws' (A_cheap + p_need (1 - FPR) - q, as for routing_example)."""
-    out = tmp_path / "cascade"
-    done = run_cli("run", "cascade", "--out", str(out), "--no-baselines", "--no-report")
-    assert done.returncode == 0, done.stderr
-    s = json.loads((out / "summary.json").read_text())
-    rq = pd.read_parquet(out / "requests.parquet")
-    assert parquet_problems(out) == []
+    s, rq = _bundled_run("cascade", tmp_path)
     assert math.isclose(s["router"]["escalation_rate"], rq.escalated.mean(), **close)
     assert s["tiers"]["nvfp4"]["passes"] == int((rq.tier == "nvfp4").sum() - rq.refused.sum())
     assert s["tiers"]["bf16"]["passes"] == int(rq.escalated.sum())
@@ -634,12 +639,7 @@ def test_an_agentic_runs_task_figures_are_its_steps(tmp_path):
     steps (a task's latency is its first arrival to its last finish, its success the product
     of its steps' correctness, its cost its steps' share of the headline cost), and each step
     type's count, accuracy and final tiers are its rows'."""
-    out = tmp_path / "agentic"
-    done = run_cli("run", "agentic", "--out", str(out), "--no-baselines", "--no-report")
-    assert done.returncode == 0, done.stderr
-    s = json.loads((out / "summary.json").read_text())
-    rq = pd.read_parquet(out / "requests.parquet")
-    assert parquet_problems(out) == []
+    s, rq = _bundled_run("agentic", tmp_path)
     se = s["sessions"]
     tasks = rq.groupby("session_id").agg(first=("arrival_s", "min"), last=("finish_s", "max"),
                                          done=("completed", "all"),
