@@ -235,7 +235,7 @@ def _console_headline(figures: Figures, run: RunResult, rows: dict[str, list[str
     add("cost", _one(rows[f"cost ({run.cost_model})"][0]), run.cost_usd)
     add("attributed", _one(rows["attributed (busy GPU time only)"][0]),
         run.attributed_cost_usd)
-    add("cost per 1M output tokens", _one(rows["cost per 1M output tokens"][0]),
+    add("cost per 1M output tokens", _one(rows[f"cost per 1M output tokens{scope}"][0]),
         run.cost_per_1m_output_tokens)
     add("GPU-hours", _one(rows["GPU-hours provisioned"][0]), run.gpu_hours)
     add("accuracy", _one(rows[f"{run.accuracy_label}{scope}"][0]), run.accuracy, 100)
@@ -319,7 +319,7 @@ def _report_headline(figures: Figures, run: RunResult, page: PageTables) -> None
     _fraction_or_percent(add, "accuracy", head[f"{run.accuracy_label}{scope}"], run.accuracy)
     add("cost", head[f"cost ({run.cost_model})"], run.cost_usd)
     add("attributed", head["attributed (busy GPU time only)"], run.attributed_cost_usd)
-    add("cost per 1M output tokens", head["cost per 1M output tokens"],
+    add("cost per 1M output tokens", head[f"cost per 1M output tokens{scope}"],
         run.cost_per_1m_output_tokens)
     add("GPU-hours", head["GPU-hours provisioned"], run.gpu_hours)
     tiers = page.table("Per tier")

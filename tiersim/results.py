@@ -225,9 +225,10 @@ class RunResult:
 
     @property
     def served_scope(self) -> str:
-        """What the headline's latencies, SLO attainment, throughput and accuracy cover, as
-        their label's tail: " (requests the fleet served)" where a response cache answered
-        some (its own table's latencies cover every request), else nothing."""
+        """What the headline's latencies, SLO attainment, throughput, cost per output token
+        and accuracy cover, as their label's tail: " (requests the fleet served)" where a
+        response cache answered some (its own table's latencies cover every request), else
+        nothing."""
         cache = self.response_cache
         return " (requests the fleet served)" if cache is not None and cache.hits else ""
 

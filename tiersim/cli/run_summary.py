@@ -98,7 +98,7 @@ def headline_table(r: RunResult):
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
          ATTRIBUTED_WORDS),
-        ("cost per 1M output tokens", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
+        (f"cost per 1M output tokens{scope}", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (f"{r.accuracy_label}{scope}", fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc, r.routing_source()),

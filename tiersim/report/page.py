@@ -347,7 +347,7 @@ def run_headline(run: RunResult) -> str:
             ("throughput", run.throughput_tok_s, "output tokens/s"))),
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
-        ["cost per 1M output tokens", run.cost_per_1m_output_tokens, "USD", cost],
+        [f"cost per 1M output tokens{scope}", run.cost_per_1m_output_tokens, "USD", cost],
         ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
         [f"{run.accuracy_label}{scope}", to_figures(run.accuracy), "fraction", acc],
     ]
