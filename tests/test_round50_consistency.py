@@ -489,3 +489,38 @@ def test_prefix_caching_and_a_host_level_cut_ttft_at_the_same_gpu_memory(tmp_pat
     assert small["tiers.bf16.kv_capacity_blocks"] == large["tiers.bf16.kv_capacity_blocks"] == (
         pc.loc[True, "tiers.bf16.kv_capacity_blocks"])
     assert (large["ttft_p50_s"] < small["ttft_p50_s"] < pc.loc[True, "ttft_p50_s"])
+
+
+def test_the_response_caches_without_column_is_a_run_without_it(runs, tmp_path):
+    """The response cache table's "without" column is a run of the scenario with the cache
+    taken out, figure for figure (its end-to-end mean, p50 and p99 and TTFT p50 over every
+    request, its busy GPU-hours and cost); and the headline's cost per 1M output tokens, over
+    the tokens the fleet generated (the cached answers' are not in ``output_tokens``), says
+    whose it is as the latency rows beside it do: it read "cost per 1M output tokens 2.16
+    USD" with no scope where every neighbouring row said "(requests the fleet served)"."""
+    folder, console = runs["response_cache"]
+    rc = json.loads((folder / "summary.json").read_text())["response_cache"]
+    path = scenario_copy(tmp_path, "response_cache")
+    doc = yaml.safe_load(path.read_text())
+    doc["router"].pop("response_cache")
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    done = run_cli("run", str(path), "--out", str(tmp_path / "without"), "--no-baselines",
+                   "--no-report")
+    assert done.returncode == 0, done.stderr
+    s = json.loads((tmp_path / "without" / "summary.json").read_text())
+    rq = pd.read_parquet(tmp_path / "without" / "requests.parquet")
+    assert len(rq) == rc["requests"]
+    for key, value in (("e2e_mean_without_s", rq.e2e_s[rq.completed].mean()),
+                       ("e2e_p50_without_s", s["e2e_p50_s"]),
+                       ("e2e_p99_without_s", s["e2e_p99_s"]),
+                       ("ttft_p50_without_s", s["ttft_p50_s"]),
+                       ("gpu_hours_busy_without", s["gpu_hours_busy"]),
+                       ("cost_without_usd", s["cost_usd"])):
+        assert math.isclose(rc[key], value, rel_tol=1e-8), key
+    scoped = "cost per 1M output tokens (requests the fleet served)"
+    labels = [row[0] for row in console_table(console, "tiersim run")]
+    assert scoped in labels
+    page = _Page((folder / "report.html").read_text(encoding="utf-8"))
+    assert scoped in [row[0] for row in page.table("Headline", "metric")]
+    labels = [row[0] for row in console_table(runs["spec_decode"][1], "tiersim run")]
+    assert "cost per 1M output tokens" in labels  # no cache, no scope
