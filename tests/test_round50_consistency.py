@@ -524,3 +524,26 @@ def test_the_response_caches_without_column_is_a_run_without_it(runs, tmp_path):
     assert scoped in [row[0] for row in page.table("Headline", "metric")]
     labels = [row[0] for row in console_table(runs["spec_decode"][1], "tiersim run")]
     assert "cost per 1M output tokens" in labels  # no cache, no scope
+
+
+def test_the_unbounded_bound_is_the_traces_prefix_hashes(runs):
+    """kv_offload's ``prefix_hit_bound`` (on its first 400 s) is one unbounded cache over the
+    trace's ``prefix_hashes`` in arrival order, each request finding its leading hashes seen
+    before, 512 tokens each, in whole 16-token blocks before its last token; and each row's
+    ``prefix_hit_tokens`` keeps to the same whole blocks."""
+    folder = runs["kv_offload"][0]
+    s = json.loads((folder / "summary.json").read_text())
+    rq = pd.read_parquet(folder / "requests.parquet")
+    trace = pd.read_parquet(TRACES / "mooncake_synthetic.parquet")
+    trace = trace[trace.arrival_s < 400].sort_values("arrival_s", kind="stable")
+    assert len(trace) == len(rq)
+    seen: set = set()
+    found = prompts = 0
+    for prompt, hashes in zip(trace.input_tokens, trace.prefix_hashes, strict=True):
+        leading = next((k for k, h in enumerate(hashes) if h not in seen), len(hashes))
+        found += min(leading * 512, (prompt - 1) // 16 * 16)
+        prompts += prompt
+        seen.update(hashes)
+    assert s["tiers"]["bf16"]["prefix_hit_bound"] == pytest.approx(found / prompts, rel=1e-9)
+    assert (rq.prefix_hit_tokens % 16 == 0).all()
+    assert (rq.prefix_hit_tokens <= (rq.input_tokens - 1) // 16 * 16).all()
