@@ -547,3 +547,30 @@ def test_the_unbounded_bound_is_the_traces_prefix_hashes(runs):
     assert s["tiers"]["bf16"]["prefix_hit_bound"] == pytest.approx(found / prompts, rel=1e-9)
     assert (rq.prefix_hit_tokens % 16 == 0).all()
     assert (rq.prefix_hit_tokens <= (rq.input_tokens - 1) // 16 * 16).all()
+
+
+def test_tiersim_analytic_reads_the_agentic_run(runs):
+    """``tiersim analytic --scenario agentic --json`` prices and estimates as the run does: its
+    p, eps, delta, c0, dc and dC* are the run's ``analytic`` block, c0 and c0 + dc the uniform
+    fleets' costs; its kink is the oracle's at 1 - p on the top tier (cost c0 + (1 - p) dc,
+    accuracy a_top - p eps), and dC* the static split's extra cost at that accuracy."""
+    s = json.loads((runs["agentic"][0] / "summary.json").read_text())
+    done = run_cli("analytic", "--scenario", str(SCENARIOS / "agentic.yaml"), "--json")
+    assert done.returncode == 0, done.stderr
+    a = json.loads(done.stdout)
+    m, run = a["params"], s["analytic"]["params"]
+    for key, mine in (("p", "p"), ("eps", "eps"), ("delta", "delta"), ("c0", "c0_usd"),
+                      ("dc", "dc_usd")):
+        assert math.isclose(m[key], run[mine], rel_tol=1e-8), key
+    assert math.isclose(a["dC_star"], run["dC_star_usd"], rel_tol=1e-8)
+    uniform = s["savings"]["uniform"]
+    assert math.isclose(m["c0"], uniform["fp8"]["cost_usd"], rel_tol=1e-8)
+    assert math.isclose(m["c0"] + m["dc"], uniform["bf16"]["cost_usd"], rel_tol=1e-8)
+    assert math.isclose(m["a_top"], uniform["bf16"]["accuracy"], rel_tol=1e-8)
+    kink = a["kink"]
+    assert math.isclose(kink["top_share"], 1 - m["p"], rel_tol=1e-9)
+    assert math.isclose(kink["cost"], m["c0"] + (1 - m["p"]) * m["dc"], rel_tol=1e-9)
+    assert math.isclose(kink["accuracy"], m["a_top"] - m["p"] * m["eps"], rel_tol=1e-9)
+    a_cheap = m["a_top"] - m["p"] * m["eps"] - (1 - m["p"]) * m["delta"]
+    share = (kink["accuracy"] - a_cheap) / (m["a_top"] - a_cheap)  # static split, same accuracy
+    assert math.isclose(a["dC_star"], m["c0"] + share * m["dc"] - kink["cost"], rel_tol=1e-8)
