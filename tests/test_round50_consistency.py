@@ -574,3 +574,28 @@ def test_tiersim_analytic_reads_the_agentic_run(runs):
     a_cheap = m["a_top"] - m["p"] * m["eps"] - (1 - m["p"]) * m["delta"]
     share = (kink["accuracy"] - a_cheap) / (m["a_top"] - a_cheap)  # static split, same accuracy
     assert math.isclose(a["dC_star"], m["c0"] + share * m["dc"] - kink["cost"], rel_tol=1e-8)
+
+
+def test_a_response_cache_sweeps_columns_say_whose_requests_they_cover(tmp_path):
+    """A sweep of response_cache's size (its first 120 s): each point's TTFT, TPOT, SLO
+    attainment, accuracy and cost per output token cover the requests the fleet served, as its
+    run's headline says; the sweep's points table named them "TTFT p99 (s)" and "cost per 1M
+    output tokens (USD, attributed)" with no scope (a larger cache raised the cost per output
+    token, on fewer tokens, with nothing saying so). The sweep names them as the run does; the
+    cost of the run, which covers every request, stays unscoped."""
+    path = scenario_copy(tmp_path, "response_cache", **{"trace.window": [0, 120]})
+    doc = yaml.safe_load(path.read_text())
+    doc["sweep"] = {"router.response_cache.size": [5, 200]}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    done = run_cli("sweep", str(path), "--out", str(tmp_path / "sweep"), "--workers", "1",
+                   "--no-baselines")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_parquet(tmp_path / "sweep" / "sweep.parquet")
+    assert (table["response_cache.hits"] > 0).all()
+    page = _Page((tmp_path / "sweep" / "report.html").read_text(encoding="utf-8"))
+    header = page.table("Points")[0]
+    assert header[1:8] == [
+        "expected accuracy (requests the fleet served)", "cost of the run (USD, attributed)",
+        "cost per 1M output tokens (USD, attributed; requests the fleet served)",
+        "TTFT p99 (s; requests the fleet served)", "TPOT p99 (s; requests the fleet served)",
+        "SLO attainment (fraction; requests the fleet served)", "silent failure rate (fraction)"]
