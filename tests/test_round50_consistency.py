@@ -33,6 +33,7 @@ import yaml
 from conftest import REPO, run_cli
 from test_round49_consistency import (
     _Page,
+    console_problems,
     console_table,
     fleet_problems,
     page_text,
@@ -283,12 +284,14 @@ TECHNIQUES = ["spec_decode", "disagg", "response_cache", "agentic", "kv_offload"
 @pytest.mark.parametrize("name", TECHNIQUES)
 def test_every_printed_figure_is_the_runs(runs, name, tmp_path):
     """Each technique's console, summary.json and report.html agree to the digits shown, with
-    requests.parquet, the fleet and its prices (round 49's checks); ``tiersim report`` on a
-    copy of the folder writes the same page."""
+    requests.parquet, the fleet and its prices, and (where simulated) the uniform fleets
+    (round 49's checks); ``tiersim report`` on a copy of the folder writes the same page."""
     folder, console = runs[name]
     assert parquet_problems(folder) == []
     assert fleet_problems(folder) == []
     assert printed_problems(folder, console) == []
+    if name != "kv_offload":  # run without baselines
+        assert console_problems(folder, console) == []
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     (copy / "report.html").unlink()
