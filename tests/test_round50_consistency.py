@@ -15,7 +15,11 @@ unchanged.
 Found: the disagg example's comment said its 5 x 2 GPUs were what ``tiersim plan`` sized,
 where plan (and the run's own uniform fleets table, which prints "costs 25 % more per hour"
 against it) sizes 4 x 2 split 3P 1D; and docs/metrics.md said the load series are Little's
-law on requests.parquet, which a disaggregated tier misses by its KV transfers' seconds.
+law on requests.parquet, which a disaggregated tier misses by its KV transfers' seconds; and a
+response cache run's headline "cost per 1M output tokens" (over the tokens the fleet generated)
+and a response cache sweep's points table (TTFT, TPOT, SLO attainment, accuracy, cost per
+token) did not say they cover the requests the fleet served, where the run's other headline
+rows do.
 """
 
 from __future__ import annotations
