@@ -19,6 +19,7 @@ from tiersim.results import (
     whose_p99,
     within_limit,
 )
+from tiersim.results_savings import split_words
 
 
 def _num(value, pattern: str | None = None) -> str:
@@ -44,6 +45,7 @@ def format_plan(result: PlanResult) -> str:
     if not chosen:
         return f"no fleet meets the constraints ({head}): {result.reason}"
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
+                      f"{split_words(r, _prefill(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
@@ -90,14 +92,30 @@ def _runner_up_line(other: dict) -> str:
     return f"  runner-up {other.get('design')}{sized}: {other.get('missed')}"
 
 
+def _prefill(design: dict, tier: str) -> int | None:
+    """The prefill replicas of ``tier``'s split in a plan.json design (``per_tier.<tier>.prefill``),
+    None where the tier runs aggregated."""
+    return ((design.get("per_tier") or {}).get(tier) or {}).get("prefill")
+
+
+def _split_after(replicas: int, prefill: int | None) -> str:
+    """``, nP mD`` after a size already in brackets; ``""`` for an aggregated tier."""
+    return "" if prefill is None else f", {prefill}P {replicas - prefill}D"
+
+
 def _uniform_line(other: dict) -> str:
     """One sized uniform fleet: its size, its verdict and its cost; the cost of a fleet that
     misses a constraint at every size (the last size tried is shown) is no baseline, and one
-    never sized (no GPU count it may use loads, or its router fails) has no size to show."""
+    never sized (no GPU count it may use loads, or its router fails) has no size to show. A
+    uniform fleet keeps its tier's serving settings, so a disaggregated one shows the split it
+    was sized at ("uniform fp8 (4 x 1 GPU, 2P 2D)"; ``tiersim run`` and the report show the
+    split too): before, it
+    read "4 x 1 GPU", as if aggregated, beside the plan's own split."""
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
     if not replicas:
         return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
-    size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU" for t in replicas)
+    size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU"
+                     f"{_split_after(replicas[t], _prefill(other, t))}" for t in replicas)
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
                 f"{design_verdict(other)}, "

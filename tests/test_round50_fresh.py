@@ -1,0 +1,90 @@
+"""Round 50, a new user's pass: an inference engineer serving Qwen3-30B-A3B on H200 asks
+whether KV offload, disaggregation, speculative decoding or prefix caching pays for their
+traffic (Azure conv at 10x, Mooncake's synthetic trace), working from README.md and docs/ only.
+Each test pins one finding that was fixed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tiersim.results import PlanResult, dumps
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _split_plan() -> PlanResult:
+    """A plan of one disaggregated tier, shaped as ``tiersim plan`` writes plan.json for a
+    Qwen3-30B-A3B FP8 tier with a ``disaggregation`` block (4 x 1 GPU at 2P 2D); its uniform
+    fleet is the same tier, split too."""
+    margins = {"ttft_p99_s": {"limit": 2.0, "value": 0.326, "margin": 1.674},
+               "tpot_p99_s": {"limit": 0.05, "value": 0.016, "margin": 0.034},
+               "dropped": {"limit": 0, "value": 0}}
+    per_tier = {"fp8": {"requests": 5985, "ttft_p99_s": 0.326, "tpot_p99_s": 0.016,
+                        "dropped": 0, "replicas": 4, "prefill": 2}}
+    fleet = {"design": "fp8", "tiers": ["fp8"], "replicas": {"fp8": 4},
+             "gpus_per_replica": {"fp8": 1}, "cost_usd": 0.485, "cost_model": "provisioned",
+             "cost_per_hour_usd": 14.0, "feasible": True, "missed": None, "dropped": 0,
+             "per_tier": per_tier, "margins": margins}
+    chosen = {**fleet, "one_fewer": {"fp8": {"replicas": 3, "misses": True,
+                                             "verdict": "misses: ttft_p99_s 10.7 vs limit 2"}}}
+    plan = PlanResult(scenario="s", constraints={"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},
+                      plan=chosen, uniform=(fleet,))
+    return PlanResult.from_json(json.loads(dumps(plan.to_json())))
+
+
+def test_plan_names_the_split_of_a_disaggregated_plan_and_uniform_fleet():
+    """`tiersim plan` of a disaggregated tier printed "fp8=4x1 GPU" and "uniform fp8 (4 x 1
+    GPU): meets every constraint", as if aggregated, where `tiersim run` of the planned fleet
+    and the report show "4 x 1 (2P 2D)": a user asking whether disaggregation pays read the
+    uniform baseline as the aggregated fleet (it is the same split tier; aggregated, the same
+    traffic needed 5 x 1 GPU)."""
+    from tiersim.cli.plan import format_plan
+
+    lines = format_plan(_split_plan()).splitlines()
+    assert lines[0].split(": ", 1)[1].startswith("fp8: fp8=4x1 GPU (2P 2D); cost 0.485 USD")
+    assert "  uniform fp8 (4 x 1 GPU, 2P 2D): meets every constraint, cost 0.485 USD" in lines
+
+
+def test_aggregated_plan_lines_are_unchanged():
+    """An aggregated tier (no ``prefill`` in plan.json) keeps its plain size."""
+    from tiersim.cli.plan import format_plan
+
+    plan = _split_plan()
+    data = plan.to_json()
+    for design in (data["plan"], *data["uniform"]):
+        design["per_tier"]["fp8"].pop("prefill")
+    lines = format_plan(PlanResult.from_json(data)).splitlines()
+    assert "fp8: fp8=4x1 GPU; cost" in lines[0]
+    assert "  uniform fp8 (4 x 1 GPU): meets every constraint, cost 0.485 USD" in lines
+
+
+def _flat(text: str) -> str:
+    """Markdown as one line of words (line breaks and runs of spaces read as one space)."""
+    return re.sub(r"\s+", " ", text)
+
+
+def test_docs_say_the_uniform_baseline_keeps_the_tiers_serving_techniques():
+    """Nothing said that a run's and a plan's uniform fleets keep the tier's speculative,
+    disaggregation and KV offload settings, so "saved vs uniform fp8: 0 % per hour" read as
+    "the technique buys nothing"; nor that an offload level is priced at nothing."""
+    readme = _flat((ROOT / "README.md").read_text())
+    planning = _flat((ROOT / "docs" / "planning.md").read_text())
+    serving = _flat((ROOT / "docs" / "serving.md").read_text())
+    assert ("its scheduler, prefix caching, KV offload, speculative decoding and "
+            "disaggregation stay on") in readme
+    assert "to price one of those techniques, plan or sweep the scenario with and without it" \
+        in readme
+    assert ("So the saving against the uniform fleets is a saving of routing and precision, "
+            "never of a serving technique") in planning
+    assert "KV offload levels add no price of their own" in planning
+    assert "Price: a level adds nothing to a run's or a plan's cost" in serving
+
+
+def test_readme_says_which_way_time_scale_goes():
+    """The README's scenario example set `time_scale: 2.0` without saying whether 2 replays
+    faster or slower (only docs/CONTRACTS.md said: arrival_s / 2)."""
+    readme = _flat((ROOT / "README.md").read_text()).replace(" # ", " ")  # YAML comments
+    assert ("time_scale: 2.0 replays the arrivals twice as fast (arrival_s / 2: twice the "
+            "logged rate); 0.5 at half the rate") in readme
