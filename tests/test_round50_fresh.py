@@ -88,3 +88,57 @@ def test_readme_says_which_way_time_scale_goes():
     readme = _flat((ROOT / "README.md").read_text()).replace(" # ", " ")  # YAML comments
     assert ("time_scale: 2.0 replays the arrivals twice as fast (arrival_s / 2: twice the "
             "logged rate); 0.5 at half the rate") in readme
+
+
+def test_an_unknown_model_whose_config_aiconfigurator_ships_gets_its_path(tmp_path):
+    """`model: Qwen3-235B-A22B` (profiled in the shipped H200 tables, not in tiersim's
+    catalogue) was refused with "give the path of a Hugging Face config.json" alone, though
+    the installed aiconfigurator-core ships that config; the line now names the file."""
+    import pytest
+
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.models import get_model, shipped_config
+
+    pytest.importorskip("aiconfigurator_core", reason="needs the aic extra")
+    shipped = shipped_config("Qwen3-235B-A22B")
+    assert shipped is not None and shipped.name == "Qwen--Qwen3-235B-A22B_config.json"
+    assert shipped_config("meta-llama/Llama-3.1-405B-Instruct").name == \
+        "meta-llama--Meta-Llama-3.1-405B_config.json"
+    assert shipped_config("nvidia/Qwen3-235B-A22B-NVFP4").name == \
+        "nvidia--Qwen3-235B-A22B-NVFP4_config.json"
+    with pytest.raises(TiersimError) as err:
+        get_model("Qwen3-235B-A22B")
+    assert str(err.value) == (
+        "unknown model 'Qwen3-235B-A22B'; known models: Qwen3-Coder-30B-A3B, Qwen3-30B-A3B, "
+        "Llama-3.1-8B, Llama-3.1-70B, or give the path of a Hugging Face config.json "
+        f"(aiconfigurator-core, installed here, ships its config: {shipped})")
+    assert get_model(str(shipped)).total_params > 2.3e11  # the path it names reads
+
+
+def test_an_unknown_model_nobody_ships_keeps_its_line():
+    """A name no config matches reads as before (no path, whether or not the extra is in)."""
+    import pytest
+
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.models import get_model, shipped_config
+
+    assert shipped_config("Nope-1B") is None
+    with pytest.raises(TiersimError) as err:
+        get_model("Nope-1B")
+    assert str(err.value) == (
+        "unknown model 'Nope-1B'; known models: Qwen3-Coder-30B-A3B, Qwen3-30B-A3B, "
+        "Llama-3.1-8B, Llama-3.1-70B, or give the path of a Hugging Face config.json")
+
+
+def test_docs_list_the_catalogue_and_where_the_shipped_configs_are():
+    """README said "a catalogue name" without naming one; docs/models.md counted the 89
+    configs aiconfigurator-core ships without saying where they are or how to name one."""
+    readme = _flat((ROOT / "README.md").read_text())
+    models = _flat((ROOT / "docs" / "models.md").read_text())
+    assert ("a catalogue name (`Qwen3-Coder-30B-A3B`, `Qwen3-30B-A3B`, `Llama-3.1-8B`, "
+            "`Llama-3.1-70B`, or their Hugging Face ids, `Qwen/Qwen3-30B-A3B`)") in readme
+    assert "`aiconfigurator_core/model_configs/<org>--<name>_config.json`" in models
+    from tiersim.hardware.models import MODELS
+
+    assert [m.name for m in MODELS.values()] == [
+        "Qwen3-Coder-30B-A3B", "Qwen3-30B-A3B", "Llama-3.1-8B", "Llama-3.1-70B"]

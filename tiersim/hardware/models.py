@@ -152,7 +152,41 @@ def _model_named(text: str, name_or_path: str | Path) -> ModelArch:
     if isinstance(name_or_path, Path) or _looks_like_path(text):
         return load_hf_config(expand_user(text))
     known = ", ".join(m.name for m in MODELS.values())
+    shipped = shipped_config(text)
+    where = ("" if shipped is None else
+             f" (aiconfigurator-core, installed here, ships its config: {shipped})")
     raise TiersimError(
         f"unknown model {text!r}; known models: {known}, or give the path of a Hugging Face "
-        "config.json"
+        f"config.json{where}"
     )
+
+
+def shipped_config(name: str) -> Path | None:
+    """The config.json of the model ``name`` names (its Hugging Face id, ``Qwen/Qwen3-235B-A22B``,
+    or the name after the organisation, ``Qwen3-235B-A22B``, read as :func:`catalogue_key`
+    reads a name: ``Llama-3.1-405B-Instruct`` finds ``Meta-Llama-3.1-405B``) among the configs
+    aiconfigurator-core ships (``aiconfigurator_core/model_configs/<org>--<name>_config.json``,
+    docs/models.md), where that package is installed; None elsewhere. Found without importing
+    the package, for an unknown model's error line: a user naming a model tiersim's catalogue
+    lacks learnt only to "give the path of a Hugging Face config.json"."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("aiconfigurator_core")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    want = {name.strip().replace("/", "--").lower(), catalogue_key(name)}
+    for folder in spec.submodule_search_locations:
+        configs = Path(folder) / "model_configs"
+        try:
+            files = sorted(configs.glob("*_config.json"))
+        except OSError:
+            return None
+        for file in files:
+            stem = file.name[:-len("_config.json")].lower()
+            keys = {stem, catalogue_key(stem.split("--")[-1])}
+            if not stem.endswith("_hf_quant") and want & keys:
+                return file
+    return None
