@@ -142,3 +142,13 @@ def test_docs_list_the_catalogue_and_where_the_shipped_configs_are():
 
     assert [m.name for m in MODELS.values()] == [
         "Qwen3-Coder-30B-A3B", "Qwen3-30B-A3B", "Llama-3.1-8B", "Llama-3.1-70B"]
+
+
+def test_metrics_doc_says_utilisation_is_not_headroom():
+    """Every Azure-conv fleet read 97-99% "util" in the tiers table, 2 replicas where 1 met the
+    SLOs among them: docs/metrics.md defined it as time running iterations, but not that an
+    iteration of one request counts as much as one of 256."""
+    metrics = _flat((ROOT / "docs" / "metrics.md").read_text())
+    assert ("An iteration counts whole whatever its batch, so this is not headroom: a replica "
+            "that always has a request to decode reads near 100% with room for many more") \
+        in metrics
