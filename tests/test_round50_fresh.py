@@ -152,3 +152,56 @@ def test_metrics_doc_says_utilisation_is_not_headroom():
     assert ("An iteration counts whole whatever its batch, so this is not headroom: a replica "
             "that always has a request to decode reads near 100% with room for many more") \
         in metrics
+
+
+SPLIT_SCENARIO = """\
+name: split-plan
+seed: 0
+model: Qwen3-30B-A3B
+gpu: H200
+profile: null                 # the calibrated roofline: independent of the shipped profile
+trace: {path: azure2023_conv.parquet, window: [WINDOW], time_scale: 10}
+tiers:
+  - name: fp8
+    precision: fp8
+    replicas: 4
+    cost_per_gpu_hour: 3.50
+    disaggregation: {prefill_replicas: 2, decode_replicas: 2}
+slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}
+"""
+
+
+def _plan_lines(tmp_path, capsys, window: str) -> list[str]:
+    """``tiersim plan`` of :data:`SPLIT_SCENARIO` over ``window`` of the bundled Azure conv
+    trace at 10x: its printed lines."""
+    from tiersim.cli import main
+
+    path = tmp_path / "split.yaml"
+    path.write_text(SPLIT_SCENARIO.replace("WINDOW", window))
+    capsys.readouterr()
+    code = main(["plan", str(path), "--out", str(tmp_path / "plan"), "--no-report"])
+    out, err = capsys.readouterr()
+    assert code == 0, err[-800:]
+    return out.splitlines()
+
+
+def test_plan_one_fewer_names_the_split_it_ran(tmp_path, capsys):
+    """A disaggregated plan's "one fewer" line named no split: fp8 3 x 1 GPU at 1P 2D read
+    "one fewer fp8: misses: tpot_p99_s 0.222 vs limit 0.05", without the 1P 1D that 2 replicas
+    were best at (roofline, 2026-12-07: 60 s of Azure conv at 10x)."""
+    lines = _plan_lines(tmp_path, capsys, "0, 600")
+    assert lines[0].split(": ", 1)[1].startswith("fp8: fp8=3x1 GPU (1P 2D); cost ")
+    assert ("  one fewer fp8: misses: tpot_p99_s 0.222 vs limit 0.05 (at 1P 1D, its best "
+            "split)") in lines
+    assert [x for x in lines if x.startswith("  uniform fp8 (")][0].startswith(
+        "  uniform fp8 (3 x 1 GPU, 1P 2D): meets every constraint, cost ")
+
+
+def test_plan_one_fewer_at_one_replica_says_it_ran_aggregated(tmp_path, capsys):
+    """At one replica fewer than a 1P 1D plan, one replica can only serve aggregated; the line
+    says so rather than calling it a best split (30 s of Azure conv at 10x)."""
+    lines = _plan_lines(tmp_path, capsys, "0, 300")
+    assert lines[0].split(": ", 1)[1].startswith("fp8: fp8=2x1 GPU (1P 1D); cost ")
+    fewer = [x for x in lines if x.startswith("  one fewer fp8: ")]
+    assert len(fewer) == 1 and fewer[0].startswith("  one fewer fp8: misses: ttft_p99_s 45.3 ")
+    assert fewer[0].endswith(" (one replica: served aggregated)")

@@ -134,9 +134,27 @@ class PlanAssembly:
             fewer = self.evaluator.evaluate(best.design, {**best.replicas, name: r - 1})
             missed = _missed(fewer, self.c)
             out[name] = {"replicas": r - 1, "misses": missed is not None,
-                         "verdict": f"misses: {missed}" if missed else
-                         "still meets every constraint (latency was not monotone here)"}
+                         "verdict": (f"misses: {missed}" if missed else
+                                     "still meets every constraint (latency was not monotone "
+                                     "here)") + self._split_kept(name, r - 1, fewer)}
         return out
+
+    def _split_kept(self, name: str, replicas: int, fewer: Any) -> str:
+        """For a tier with a ``disaggregation`` block, the split the one-fewer fleet ran at,
+        the best the planner found there (``fewer``, its simulated ``Outcome``): " (at 2P 1D,
+        its best split)", " (served aggregated, its best split)", or at one replica " (one
+        replica: served aggregated)"; "" for any other tier.
+        Before, the line named no split, and a plan of 4 x 1 GPU at 2P 2D read "one fewer
+        fp8: misses: ..." without saying that 3 replicas ran aggregated there."""
+        tier = (getattr(self.evaluator, "by_name", None) or {}).get(name)
+        if getattr(tier, "disaggregation", None) is None:
+            return ""
+        ran = fewer.tiers.get(name)
+        prefill = None if ran is None else ran.prefill
+        if prefill is None:
+            return (" (one replica: served aggregated)" if replicas == 1 else
+                    " (served aggregated, its best split)")
+        return f" (at {prefill}P {replicas - prefill}D, its best split)"
 
     def _sourced(self, out: dict[str, Any], r: DesignResult) -> dict[str, Any]:
         """A uniform fleet's entry with where its accuracy comes from (``accuracy_source``, as
