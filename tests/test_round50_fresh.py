@@ -205,3 +205,13 @@ def test_plan_one_fewer_at_one_replica_says_it_ran_aggregated(tmp_path, capsys):
     fewer = [x for x in lines if x.startswith("  one fewer fp8: ")]
     assert len(fewer) == 1 and fewer[0].startswith("  one fewer fp8: misses: ttft_p99_s 45.3 ")
     assert fewer[0].endswith(" (one replica: served aggregated)")
+
+
+def test_serving_doc_says_the_draft_head_cost_is_assumed():
+    """A speculative tier's latency source read "draft head cost 0.05 (tiersim's default)" and
+    docs/serving.md gave the 0.05 no source: it is an assumption, which the doc now says."""
+    serving = _flat((ROOT / "docs" / "serving.md").read_text())
+    assert "(`head_cost` defaults to 0.05, an assumed figure, not a measured one" in serving
+    from tiersim.scenario_models import SpeculativeConfig
+
+    assert SpeculativeConfig.model_fields["head_cost"].default == 0.05
