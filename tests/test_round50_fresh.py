@@ -215,3 +215,28 @@ def test_serving_doc_says_the_draft_head_cost_is_assumed():
     from tiersim.scenario_models import SpeculativeConfig
 
     assert SpeculativeConfig.model_fields["head_cost"].default == 0.05
+
+
+def test_a_two_tier_plan_without_a_floor_says_how_to_route(tmp_path, capsys):
+    """FP8 and BF16 tiers with no accuracy_floor: the planner keeps the scenario's router
+    (uniform: every request to the top tier) and printed "runner-up fp8+bf16: fp8 gets no
+    traffic from the router: the design without it is cheaper", without saying that the
+    router, not the tier, decided it, nor how to route such a design."""
+    from tiersim.cli import main
+
+    path = tmp_path / "two.yaml"
+    path.write_text(
+        "name: two\nseed: 0\nmodel: Qwen3-30B-A3B\ngpu: H200\nprofile: null\n"
+        "trace: {path: azure2023_conv.parquet, window: [0, 120], time_scale: 10}\n"
+        "tiers:\n"
+        "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n")
+    capsys.readouterr()
+    code = main(["plan", str(path), "--out", str(tmp_path / "plan"), "--no-report"])
+    out, err = capsys.readouterr()
+    assert code == 0, err[-800:]
+    assert ("  runner-up fp8+bf16: fp8 gets no traffic from the router: the design without it "
+            "is cheaper; the scenario's router is uniform (every request to one tier) and "
+            "there is no accuracy floor to route by: set accuracy_floor (or --accuracy-floor) "
+            "to route a multi-tier design with the floor router") in out.splitlines()

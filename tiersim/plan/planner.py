@@ -333,6 +333,21 @@ class Planner(PlanAssembly, FeasibilityChecks):
             return 0
         return self.gpus[name].index(r.design.gpus_per_replica[0])
 
+    def _unrouted(self, design: Design) -> str:
+        """Why a multi-tier design sends a tier nothing where that is the scenario's router at
+        work, not a choice: with no accuracy floor the planner keeps the scenario's router,
+        and ``uniform`` (the default) sends every request to one tier. Before, a two-tier
+        scenario with no ``accuracy_floor`` planned "runner-up fp8+bf16: fp8 gets no traffic
+        from the router: the design without it is cheaper" and never said how to route
+        it."""
+        router = dict(design.router)
+        if (self.c.accuracy_floor is not None or len(design.tiers) < 2
+                or router.get("policy", "uniform") != "uniform"):
+            return ""
+        return ("; the scenario's router is uniform (every request to one tier) and there is "
+                "no accuracy floor to route by: set accuracy_floor (or --accuracy-floor) to "
+                "route a multi-tier design with the floor router")
+
     def _size(self, tiers: tuple[str, ...], setting, level: dict[str, int],
               escalate: bool = True) -> DesignResult:
         """Size one design from GPUs-per-replica ``level`` (index into each tier's options),
@@ -356,7 +371,8 @@ class Planner(PlanAssembly, FeasibilityChecks):
             if idle:
                 verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
                 return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} "
-                                    f"{IDLE}: the design without {them} is cheaper", tried)
+                                    f"{IDLE}: the design without {them} is cheaper"
+                                    f"{self._unrouted(design)}", tried)
             sizing = self._search(design)
             if sizing.replicas is not None:
                 outcome = self.evaluator.evaluate(design, sizing.replicas)
