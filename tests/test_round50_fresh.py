@@ -240,3 +240,33 @@ def test_a_two_tier_plan_without_a_floor_says_how_to_route(tmp_path, capsys):
             "is cheaper; the scenario's router is uniform (every request to one tier) and "
             "there is no accuracy floor to route by: set accuracy_floor (or --accuracy-floor) "
             "to route a multi-tier design with the floor router") in out.splitlines()
+
+
+def test_a_run_notes_a_paid_tier_that_ran_no_request(tmp_path):
+    """The same two tiers run with `tiersim run`: fp8 served nothing (uniform router), yet its
+    replica was half the provisioned bill, and the run said nothing about it."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "two.yaml"
+    path.write_text(
+        "name: two\nseed: 0\nmodel: Qwen3-30B-A3B\ngpu: H200\nprofile: null\n"
+        "trace: {path: azure2023_conv.parquet, window: [0, 120], time_scale: 10}\n"
+        "tiers:\n"
+        "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
+        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = run_scenario(load_scenario(path), baselines=False)
+    notes = [str(w.message) for w in caught if issubclass(w.category, Note)]
+    fp8 = next(t for t in run.tiers if t.name == "fp8")
+    assert fp8.passes == 0 and fp8.cost_usd > 0
+    idle = [n for n in notes if "ran no request" in n]
+    assert idle == [
+        f"{path}: tier fp8 ran no request (the router is uniform: every request to one tier), "
+        f"yet its 1 x 1 GPU are provisioned: 0.0282 of the run's 0.0563 USD; remove the tier, "
+        "or route to it (router.policy: floor with an accuracy_floor, say)"]

@@ -45,7 +45,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     tier_specs,
     trace_read,
 )
-from tiersim.results import RunResult, dumps, reaches_floor, within_limit
+from tiersim.results import RunResult, dumps, figure_text, reaches_floor, within_limit
 from tiersim.routing import Assignment, TierInfo
 from tiersim.scenario import (
     Scenario,
@@ -200,6 +200,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                                                                           run.cost_usd),
                               savings=_with_slo_check(run.savings, scenario, run),
                               trace=trace_read(loaded.origin))
+    _note_idle_tiers(run, scenario, source)
     if cache is not None and saving_shown:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source,
@@ -340,6 +341,26 @@ def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
         warnings.warn(f"{source}: limits.gpus_per_replica sizes the uniform baselines (and "
                       "tiersim plan's designs), and --no-baselines sizes none, so it changes "
                       "nothing here; run without --no-baselines to use it", Note, stacklevel=3)
+
+
+def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
+    """A note for each tier that ran no pass while its provisioned replicas are paid (cost
+    model ``provisioned``): its GPUs are part of the bill and serve nobody. Before, a
+    scenario with FP8 and BF16 tiers, no accuracy floor and the default ``uniform`` router
+    (every request to the top tier) ran silent, FP8's 4 GPUs half its cost."""
+    if run.cost_model != "provisioned" or not any(t.passes for t in run.tiers):
+        return  # no tier ran a request (a response cache answered all): no tier stands out
+    policy = scenario.router.policy
+    for tier in run.tiers:
+        if tier.passes or not tier.cost_usd:
+            continue
+        why = (" (the router is uniform: every request to one tier)" if policy == "uniform"
+               else f" (router {policy})")
+        warnings.warn(f"{source}: tier {tier.name} ran no request{why}, yet its "
+                      f"{tier.replicas} x {tier.gpus_per_replica} GPU are provisioned: "
+                      f"{figure_text(tier.cost_usd)} of the run's {figure_text(run.cost_usd)} "
+                      "USD; remove the tier, or route to it (router.policy: floor with an "
+                      "accuracy_floor, say)", Note, stacklevel=2)
 
 
 def _note_rerouted(assignment: Assignment, infos: list[TierInfo], source: str) -> None:
