@@ -270,3 +270,33 @@ def test_a_run_notes_a_paid_tier_that_ran_no_request(tmp_path):
         f"{path}: tier fp8 ran no request (the router is uniform: every request to one tier), "
         f"yet its 1 x 1 GPU are provisioned: 0.0282 of the run's 0.0563 USD; remove the tier, "
         "or route to it (router.policy: floor with an accuracy_floor, say)"]
+
+
+def test_a_sweep_axis_of_whole_maps_notes_the_base_keys_it_drops(tmp_path, capsys):
+    """`tiers.fp8.scheduler: [{enable_prefix_caching: false}, ...]` over a base scheduler with
+    `max_num_seqs: 64` ran its first point at vLLM's default 256 sequences: an axis value
+    replaces the map its path names, and nothing said so (docs/report.md did not either)."""
+    from tiersim.cli import main
+
+    path = tmp_path / "wm.yaml"
+    path.write_text(
+        "name: wm\nseed: 0\nmodel: Qwen3-30B-A3B\ngpu: H200\nprofile: null\n"
+        "trace: {path: azure2023_conv.parquet, window: [0, 60]}\n"
+        "tiers:\n"
+        "  - name: fp8\n    precision: fp8\n    replicas: 1\n    cost_per_gpu_hour: 3.5\n"
+        "    scheduler: {max_num_seqs: 64, enable_prefix_caching: true}\n"
+        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n"
+        "sweep:\n  tiers.fp8.scheduler: [{enable_prefix_caching: false}, "
+        "{enable_prefix_caching: true, max_num_seqs: 64}]\n")
+    capsys.readouterr()
+    code = main(["sweep", str(path), "--out", str(tmp_path / "sw"), "--no-baselines",
+                 "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 0, err[-800:]
+    assert (f"note: {path}: sweep axis 'tiers.fp8.scheduler' sets a whole map, which replaces "
+            "the base scenario's (values are not merged into it), so points whose value leaves "
+            "them out run without the base's max_num_seqs: 64; to change one key and keep the "
+            "rest, name it in the axis (tiers.fp8.scheduler.enable_prefix_caching: [...])") \
+        in " ".join(err.split())
+    report = _flat((ROOT / "docs" / "report.md").read_text())
+    assert "A value replaces what its path names whole: a map is not merged" in report

@@ -48,7 +48,14 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from tiersim.errors import ScenarioError, TiersimError, escaped, shown, shown_yaml
+from tiersim.errors import (
+    ScenarioError,
+    TiersimError,
+    escaped,
+    shown,
+    shown_yaml,
+    yaml_written,
+)
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -328,6 +335,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     if refusal is not None and fresh:  # the scenario's error, not its points'
         remove_written(out)
         raise axis_refusal(plan, refusal)
+    _note_whole_maps(plan)
     if not plan.axes:  # said once the point ran: a refusal stays one line
         what = "its sweep: map is empty" if "sweep" in plan.base else "has no sweep: map"
         _note(f"{plan.source}: {what}, so the sweep is its one point (`tiersim run` runs it "
@@ -361,3 +369,35 @@ def _report(out: Path, console: Console) -> None:
     except Exception as error:  # noqa: BLE001 - results are already saved
         (out / "report.html").unlink(missing_ok=True)  # an old one shows another table
         console.print(f"report: not written ({type(error).__name__}: {error})")
+
+
+def _note_whole_maps(plan: SweepPlan) -> None:
+    """A note for each axis whose values are maps set where the base scenario has a map with
+    keys some value leaves out: an axis value replaces what its path names whole (it is not
+    merged), so those points run without the base's keys. Before, ``tiers.fp8.scheduler:
+    [{enable_prefix_caching: false}]`` over a base ``scheduler: {max_num_seqs: 64, ...}`` ran
+    at vLLM's default 256 sequences, silently; naming the key
+    (``tiers.fp8.scheduler.enable_prefix_caching``) keeps the rest."""
+    from tiersim.sweep.axes import holder, tree_copy
+
+    for path in plan.axes:
+        try:
+            node, key = holder(tree_copy(plan.base), path, plan.source)
+            base = node[key] if isinstance(node, dict) else None
+        except (LookupError, TypeError, ValueError):
+            continue  # a path the validator judged already; nothing set there in the base
+        if not isinstance(base, dict) or not base:
+            continue
+        lost = sorted({k for p in plan.points for k in base
+                       if isinstance(p.values.get(path), dict) and k not in p.values[path]},
+                      key=list(base).index)
+        if not lost:
+            continue
+        given = [k for p in plan.points if isinstance(p.values.get(path), dict)
+                 for k in p.values[path]]
+        named = f"{path}.{given[0]}" if given else f"{path}.<key>"
+        listed = ", ".join(f"{k}: {yaml_written(base[k])}" for k in lost)
+        _note(f"{plan.source}: sweep axis {path!r} sets a whole map, which replaces the base "
+              "scenario's (values are not merged into it), so points whose value leaves them "
+              f"out run without the base's {listed}; to change one key and keep the rest, "
+              f"name it in the axis ({named}: [...])")
