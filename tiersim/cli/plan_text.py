@@ -109,8 +109,7 @@ def _uniform_line(other: dict) -> str:
     never sized (no GPU count it may use loads, or its router fails) has no size to show. A
     uniform fleet keeps its tier's serving settings, so a disaggregated one shows the split it
     was sized at ("uniform fp8 (4 x 1 GPU, 2P 2D)"; ``tiersim run`` and the report show the
-    split too): before, it
-    read "4 x 1 GPU", as if aggregated, beside the plan's own split."""
+    split too): before, it read "4 x 1 GPU", as if aggregated, beside the plan's own split."""
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
     if not replicas:
         return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
