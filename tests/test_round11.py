@@ -368,7 +368,8 @@ def test_an_slo_flag_beyond_the_scenario_bound_names_the_flag(tmp_path, capsys):
     path = write_yaml(tmp_path / "s.yaml", tiny_doc())
     line = one_error_line(*run_cli(capsys, "plan", path, "--slo-ttft-p99", "2e6", "--out",
                                    tmp_path / "p"))
-    assert line == "Error: --slo-ttft-p99: must be at most 1e+06 seconds (got 2e+06)"
+    # the value as typed (it read 2e+06, Python's spelling of the number)
+    assert line == "Error: --slo-ttft-p99: must be at most 1e+06 seconds (got 2e6)"
 
 
 def test_a_plan_keeps_the_response_cache_and_sizes_for_its_misses(tmp_path, capsys):

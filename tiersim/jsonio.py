@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.errors import TiersimError, cut, escaped
+from tiersim.numbers import WrittenNumber
 
 MAX_JSON_BYTES = 64 << 20
 """Largest JSON file read (64 MiB: the biggest shipped profile is under 1 MiB, a model config a
@@ -110,27 +111,15 @@ def _cut_in_a_value(text: str, pos: int) -> bool:
     return _NUMBER_START.fullmatch(word) is not None and _NUMBER.fullmatch(word) is None
 
 
-class WrittenFloat(float):
-    """A JSON number beyond a float's range (``1e400``), infinite once read, that a message
-    quoting its ``repr`` shows as the file writes it: "must be a positive integer (got inf)"
-    named no text of the file."""
-
-    text: str
-
-    def __repr__(self) -> str:
-        """The number as the file writes it (``1e400``), not ``inf``."""
-        return self.text
-
-
 def _float_as_written(text: str) -> float:
-    """A JSON number with a point or an exponent as a float; one beyond a float's range as a
-    :class:`WrittenFloat` of its text (``float`` reads it as infinite)."""
+    """A JSON number with a point or an exponent as a float; one beyond a float's range
+    (``float`` reads it as infinite) as a :class:`~tiersim.numbers.WrittenNumber` of its text
+    (cut to 40 characters), which a message quoting its ``repr`` shows as the file writes it:
+    "must be a positive integer (got inf)" named no text of the file."""
     value = float(text)
     if not math.isinf(value):
         return value
-    written = WrittenFloat(value)
-    written.text = text if len(text) <= 40 else f"{text[:37]}..."
-    return written
+    return WrittenNumber(value, text if len(text) <= 40 else f"{text[:37]}...")
 
 
 class _Digits(str):

@@ -216,9 +216,13 @@ def shown(text: str) -> str:
 
 
 class WrittenNumber(float):
-    """A number no float holds (``1e400``, ``nan``, ``.inf``) read from a flag's ``text``,
-    which it keeps: an error line quotes it as typed (:func:`as_written`), where Python
-    writes ``inf`` of ``1e400``. Only such numbers are kept so: every one is refused."""
+    """A number read from text that keeps the ``text`` (:attr:`text`): a number flag's value
+    (``-5``, ``1e9``, ``1e400``: :func:`tiersim.cli.usage.read_flag_number`) and a JSON
+    number beyond a float's range (``1e400``, :func:`tiersim.jsonio.load_json`). An error line
+    quotes it as written, by :func:`as_written` (``1e400, beyond a float``) or by ``repr``
+    (``1e400``), where Python writes ``-5.0``, ``1000000000.0`` and ``inf``. A command turns a
+    flag's number into a plain float (:func:`plain_float`) once it has checked it, so no
+    number kept so reaches what a run writes."""
 
     text: str
 
@@ -228,10 +232,21 @@ class WrittenNumber(float):
         number.text = text.strip()
         return number
 
+    def __repr__(self) -> str:
+        """The number as written (``1e400``), not as Python writes it (``inf``)."""
+        return self.text
+
     def __getnewargs__(self) -> tuple[float, str]:
         """The arguments :meth:`__new__` takes, for ``copy`` and ``pickle`` (a float's own
         gives the number alone)."""
         return float(self), self.text
+
+
+def plain_float(value: float | None) -> float | None:
+    """``value`` as a plain float (a :class:`WrittenNumber`'s number, without its text), None
+    as None: a flag's number once checked, before it is used (a scenario, a plan, a profile
+    written with it holds a float, and prints as Python writes it)."""
+    return None if value is None else float(value)
 
 
 def beyond_float_words(text: str) -> str:
@@ -246,7 +261,8 @@ def beyond_float_words(text: str) -> str:
 
 def as_written(value: float) -> str:
     """A number a flag was given, as an error line quotes it: as typed where it keeps its text
-    (:class:`WrittenNumber`, or any float with a ``text``), by :func:`beyond_float_words`;
+    (:class:`WrittenNumber`, or any float with a ``text``), by :func:`beyond_float_words`
+    (``-5``, ``1e9``, ``1e400, beyond a float``);
     else as Python writes it."""
     text = getattr(value, "text", None)
     return beyond_float_words(text) if isinstance(text, str) else repr(value)
@@ -265,5 +281,5 @@ def _decimal(number: float) -> str:
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
            "WrittenNumber", "as_written", "beyond_float_words", "exact_whole", "huge", "misspelt",
-           "not_whole_words", "read_number", "shown", "underflow_words", "underflows",
-           "whole_only_as_float"]
+           "not_whole_words", "plain_float", "read_number", "shown", "underflow_words",
+           "underflows", "whole_only_as_float"]

@@ -28,6 +28,7 @@ from tiersim.numbers import (
     MAX_INT_BITS,
     NON_FINITE,
     WHOLE,
+    WrittenNumber,
     beyond_float_words,
     huge,
     underflow_words,
@@ -366,6 +367,13 @@ yaml.SafeDumper.add_representer(NearWhole, yaml.SafeDumper.represent_float)
 """A :class:`NearWhole` a float field keeps is written as the float it reads as
 (``yaml.safe_dump``, :func:`dump_yaml`: a sweep point's scenario, the report's copy), which
 PyYAML's safe dumper refused as 'cannot represent an object'."""
+
+yaml.SafeDumper.add_representer(
+    WrittenNumber, lambda dumper, number: dumper.represent_float(float(number)))
+"""A :class:`~tiersim.numbers.WrittenNumber` (a flag's number, kept with its text until its
+command has checked it) is written as the float it is, should one reach a written scenario
+(``represent_float`` writes ``repr``, which is its text: ``1e9`` was written ``!!float
+'1.0e9'``)."""
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:

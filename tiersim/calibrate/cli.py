@@ -34,7 +34,7 @@ from tiersim.errors import (
     os_error_line,
     shown,
 )
-from tiersim.numbers import as_written
+from tiersim.numbers import as_written, plain_float
 
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
@@ -128,17 +128,17 @@ def real_number(text: str) -> float:
     """A number option's ``text`` read by tiersim's one rule (:func:`whole_number`), as a
     float; a whole number beyond a float is refused (``float`` read it as infinity, so the
     error line said 'got inf' of a number written out), and one no float holds keeps the text
-    it was typed as (:class:`~tiersim.numbers.WrittenNumber`: ``1e400`` read 'got inf')."""
+    it was typed as, as every float does (:class:`~tiersim.numbers.WrittenNumber`: ``1e400``
+    read 'got inf', ``-5`` 'got -5.0'); :func:`_arg_problem` makes it a plain float once
+    checked."""
     from tiersim.numbers import NumberError, WrittenNumber, read_number
 
     try:
         number = read_number(text)
     except NumberError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if isinstance(number, float) and not math.isfinite(number):
-        return WrittenNumber(number, text)  # its refusal quotes it as typed: 1e400, not inf
     try:
-        return float(number)
+        return WrittenNumber(float(number), text)  # a refusal quotes it as typed: -5, 1e400
     except OverflowError:
         raise argparse.ArgumentTypeError(f"a whole number of {len(str(abs(number))):,} digits "
                                          "is beyond any setting") from None
@@ -234,6 +234,7 @@ def _checked_and_measured(args) -> int:
     if problem:
         error(problem)
         return 1
+    args.budget_s = plain_float(args.budget_s)  # checked: the text it was typed as is not kept
     kept = f"{args.out} left as it was" if Path(args.out).is_file() else f"{args.out} not written"
     with _signals_stop() as stopped:
         try:

@@ -83,9 +83,12 @@ def analytic(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Print dC*, the kink and both frontiers of the two-type model."""
+    from tiersim.numbers import plain_float
+
     p, eps, delta, dc, c0, floor = map(unsigned_zero, (p, eps, delta, dc, c0, floor))
     _check_numbers({"--p": p, "--eps": eps, "--delta": delta, "--floor": floor}, high=1.0)
     _check_numbers({"--dc": dc, "--c0": c0}, high=MAX_COST)
+    p, eps, delta, dc, c0, floor = map(plain_float, (p, eps, delta, dc, c0, floor))  # checked
     if trace is None and scenario is None:
         _check_flag_tiers(cheap, top)
         model, est = _from_flags(p, eps, delta, dc, c0), None

@@ -116,11 +116,13 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
     scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
+    from tiersim.numbers import plain_float
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
     from tiersim.workload.sessions import check_session_keys
 
     _check_limits(ttft, tpot, floor)
+    ttft, tpot, floor = map(plain_float, (ttft, tpot, floor))  # checked: the text is not kept
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
     gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
     scenario = _fitting(scenario, gpu_options)  # planner sizes

@@ -90,7 +90,8 @@ def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -
         if value is not None and not (math.isfinite(value) and value > 0):
             raise TiersimError(f"{flag}: must be a finite number > 0 (got {as_written(value)})")
         if value is not None and value > high:  # the scenario's own bound, named as the flag
-            raise TiersimError(f"{flag}: must be at most {high:g} seconds (got {value:g})")
+            raise TiersimError(f"{flag}: must be at most {high:g} seconds (got "
+                               f"{as_written(value)})")
     if floor is not None and not 0 <= floor <= 1:
         raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got "
                            f"{as_written(floor)})")

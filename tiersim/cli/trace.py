@@ -45,18 +45,12 @@ def _group() -> None:
     """Inspect request traces (Azure, BurstGPT, Mooncake, canonical Parquet/CSV)."""
 
 
-class TypedNumber(float):
-    """A number from the command line, read as every number flag is
-    (:func:`tiersim.cli.usage.read_flag_number`), that keeps its text as typed (``1e400``
-    reads as infinity; a message shows ``1e400``)."""
-
-    text: str
-
-    def __new__(cls, text: str) -> TypedNumber:
-        """The flag's number, read as flags are, keeping the text it was typed as."""
-        number = super().__new__(cls, read_flag_number(float, None, None, text))
-        number.text = str(text).strip()
-        return number
+def _typed_number(text: str) -> float:
+    """An option's number read as every number flag is
+    (:func:`tiersim.cli.usage.read_flag_number`), keeping the text it was typed as (a
+    :class:`~tiersim.numbers.WrittenNumber`: ``1e400`` reads as infinity, a message shows
+    ``1e400``)."""
+    return read_flag_number(float, None, None, text)
 
 
 INSPECT_HELP = (
@@ -72,13 +66,15 @@ def inspect(
     format: str = typer.Option("auto", "--format", "-f",
                                help=f"auto, {', '.join(FORMATS)}"),
     window: tuple[float, float] | None = typer.Option(
-        None, help="Keep START <= t < END seconds of the trace.", parser=TypedNumber),
+        None, help="Keep START <= t < END seconds of the trace.", parser=_typed_number),
     time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load).",
-                                     parser=TypedNumber),
+                                     parser=_typed_number),
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """``tiersim trace inspect``: print a trace's statistics (:data:`INSPECT_HELP`)."""
     _check_options(window, time_scale, format)
+    time_scale = float(time_scale)  # checked: the text it was typed as is not kept
+    window = None if window is None else (float(window[0]), float(window[1]))
     resolved = resolve_trace_path(path, Path.cwd())
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
     if as_json:
@@ -127,8 +123,8 @@ clock keeps over a trace's span). A shorter one held a request or none, and one 
 
 
 def _typed(value: float) -> str:
-    """An option's value as typed (a :class:`TypedNumber`; ``1e400, beyond a float``), else as
-    Python writes it (:func:`tiersim.numbers.as_written`)."""
+    """An option's value as typed (read by :func:`_typed_number`: ``1e400, beyond a float``),
+    else as Python writes it (:func:`tiersim.numbers.as_written`)."""
     from tiersim.numbers import as_written
 
     return as_written(value)

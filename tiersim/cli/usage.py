@@ -211,9 +211,14 @@ def expand_home(value: str | Path | None) -> Path | None:
 
 def unsigned_zero(value: float | None) -> float | None:
     """A number flag's value with ``-0`` read as 0 (``analytic --floor -0`` printed "at floor
-    -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"); every other number is left as
-    it is (one no float holds keeps the text it was typed as: ``1e400`` is quoted so)."""
-    return value + 0.0 if value == 0 else value
+    -0.0000", ``plan --accuracy-floor -0`` "vs floor -0.00%"), keeping the text it was typed
+    as (:class:`~tiersim.numbers.WrittenNumber`); every other number is left as it is."""
+    if value != 0:
+        return value
+    from tiersim.numbers import WrittenNumber
+
+    text = getattr(value, "text", None)  # -0 as typed, for a refusal to quote
+    return WrittenNumber(0.0, text) if isinstance(text, str) else value + 0.0
 
 
 def number_flag(kind: type, low: float | None = None, high: float | None = None) -> dict:
@@ -233,8 +238,10 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     the command's own checks as its digits are, where it read "unable to parse input string
     as an integer, exceeded maximum size") and to ``low`` .. ``high``, in the words the
     framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
-    default (a number, not text) is only held to them."""
-    import math
+    float read from text keeps it (:class:`~tiersim.numbers.WrittenNumber`), so the command's
+    own checks quote it as typed (``-5``, not ``-5.0``); the command makes it a plain float
+    once checked (:func:`~tiersim.numbers.plain_float`). A default (a number, not text) is
+    only held to them."""
     import sys
     from typing import Annotated
 
@@ -259,6 +266,6 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
         value = TypeAdapter(Annotated[kind, Field(ge=low, le=high)]).validate_python(number)
     except ValidationError as err:
         raise errors.BadParameter(err.errors()[0]["msg"]) from None
-    if isinstance(text, str) and isinstance(value, float) and not math.isfinite(value):
-        return WrittenNumber(value, text)  # its refusal quotes it as typed: 1e400, not inf
+    if isinstance(text, str) and isinstance(value, float):
+        return WrittenNumber(value, text)  # a refusal quotes it as typed: -5, 1e9, 1e400
     return value
