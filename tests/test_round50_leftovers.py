@@ -122,3 +122,36 @@ def test_a_plan_flag_number_is_written_as_its_float(tmp_path, capsys):
     assert planned["slo"]["ttft_p99_s"] == 5.0 and planned["accuracy_floor"] == 0.5
     plan = json.loads((tmp_path / "p" / "plan.json").read_text())
     assert plan["constraints"]["ttft_p99_s"] == 5.0
+
+
+# 2. Baseline-only tiers read back from summary.json in the scenario's order, not sorted.
+
+def test_baseline_only_tiers_keep_the_scenarios_order_in_the_report(tmp_path, capsys):
+    """``baselines: [zfp8, afp8]``: the console listed all zfp8 above all afp8, the report
+    afp8 above zfp8 (summary.json's keys are sorted and record no order of baseline-only
+    tiers). The report now orders them as the run's scenario.yaml lists them; summary.json
+    is unchanged."""
+    import re
+
+    from tiersim.report.load import load_dir
+
+    doc = tiny_doc(baselines=[
+        {"name": "zfp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 3.5},
+        {"name": "afp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 3.4}])
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, out, err = cli(capsys, "run", path, "--out", tmp_path / "r")
+    assert code == 0, err
+    console = re.findall(r"all (\w+) ", out)
+    assert console == ["w4a16", "bf16", "zfp8", "afp8"]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert list(summary["savings"]["uniform"]) == ["afp8", "bf16", "w4a16", "zfp8"]  # sorted
+    run = load_dir(tmp_path / "r").run
+    assert [u.tier for u in run.savings.uniform] == console
+    page = (tmp_path / "r" / "report.html").read_text()
+    rows = re.findall(r"<tr><td>(w4a16|bf16|zfp8|afp8)</td><td class=\"num\">", page)
+    assert [r for r in rows if r.endswith("fp8")] == ["zfp8", "afp8"]  # the uniform table
+    (tmp_path / "r" / "scenario.yaml").unlink()  # read alone, summary.json knows no order
+    (tmp_path / "r" / "manifest.json").unlink()
+    with pytest.warns(UserWarning, match="no manifest.json"):
+        alone = load_dir(tmp_path / "r").run
+    assert [u.tier for u in alone.savings.uniform] == ["w4a16", "bf16", "afp8", "zfp8"]

@@ -14,7 +14,7 @@ import json
 import math
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +176,28 @@ def _scenario(directory: Path) -> dict[str, Any] | None:
             check_scenario_shape(doc, path)
             return doc
     return None
+
+
+def baselines_in_scenario_order(run: RunResult | None,
+                                scenario: dict[str, Any] | None) -> RunResult | None:
+    """``run`` with its uniform fleets (``savings.uniform``) in the order ``tiersim run``
+    printed them: the run's tiers (``tier_order``), then its baseline-only tiers in the order
+    of scenario.yaml's ``baselines:``. summary.json writes its keys sorted and records no
+    order of the baseline-only tiers, so read alone they come sorted by name (``baselines:
+    [zfp8, afp8]`` read afp8 above zfp8 in the report, below it on the console); a name
+    scenario.yaml does not list keeps its place after those it does."""
+    if run is None or run.savings is None or not isinstance(scenario, dict):
+        return run
+    listed = scenario.get("baselines")
+    names = [t.get("name") for t in listed if isinstance(t, dict)] if isinstance(
+        listed, list) else []
+    rank = {t.name: k for k, t in enumerate(run.tiers)}
+    for name in names:
+        rank.setdefault(name, len(rank))
+    uniform = sorted(run.savings.uniform, key=lambda u: rank.get(u.tier, len(rank)))
+    if uniform == list(run.savings.uniform):
+        return run
+    return replace(run, savings=replace(run.savings, uniform=tuple(uniform)))
 
 
 SCENARIO_FIX = "rerun the command that wrote it"
@@ -741,6 +763,7 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
         check_scenario_of_run(directory, run, scenario)
     plan = _plan(directory / "plan.json")
     _check_plan_run(directory, plan, run)
+    run = baselines_in_scenario_order(run, scenario)
     return ReportData(directory, run, requests, timeseries, sweep, axes, plan, scenario, run_id,
                       Path(shown_as) if shown_as is not None else None,
                       missing_files(directory) if run_id else [])
