@@ -112,9 +112,11 @@ sys.path.insert(0, str(HERE.parent))  # run from a checkout, installed or not
 #: vision tower is not counted says nothing about them (the worker processes inherit this).
 warnings.filterwarnings("ignore", message=".*vision tower's weights are not counted")
 
+from tiersim.calibrate.cli import OneLineParser, real_number  # noqa: E402
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate  # noqa: E402
 from tiersim.hardware import get_gpu, get_model  # noqa: E402
 from tiersim.hardware.precisions import weight_formats  # noqa: E402
+from tiersim.numbers import as_written, plain_float  # noqa: E402
 from tiersim.perf import build_step_model, default_profile_name, resolve_profile  # noqa: E402
 from tiersim.perf.base import StepShape  # noqa: E402
 from tiersim.perf.memory import (  # noqa: E402
@@ -2501,7 +2503,9 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (see module docstring)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # a usage error is one Error: line, exit 1, as tiersim's (argparse's: a usage block first)
+    ap = OneLineParser(prog="python benchmarks/fidelity_silicon.py",
+                       description=__doc__.splitlines()[0])
     ap.add_argument("--system", default=FIT_SYSTEM, choices=sorted(SYSTEM_GPU),
                     help="whose rows to replay (default h200_sxm, where the free parameters are "
                     "fitted; other systems' rows are replayed with that fit, all held out)")
@@ -2528,7 +2532,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--steady-state", action="store_true",
                     help="staggered clients, each one's first and last request left out")
     ap.add_argument("--per-client", type=int, help="requests per client (default: the fit's)")
-    ap.add_argument("--length-spread", type=float,
+    ap.add_argument("--length-spread", type=real_number,
                     help="draw lengths uniformly within +-this fraction of isl/osl (default 0)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the length draws")
     ap.add_argument("--warmup-rounds", type=int, default=0,
@@ -2538,7 +2542,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and the server caches prefixes (0: every prompt fresh; default: aiperf's "
                     f"{AIPERF_PROMPT_POOL} for a campaign whose measured rate needs more than "
                     "its server's time to prefill fresh prompts, else fresh)")
-    ap.add_argument("--overhead-ms", type=float,
+    ap.add_argument("--overhead-ms", type=real_number,
                     help="vLLM's per-iteration overhead to use instead of its profile's")
     ap.add_argument("--roofline", action="store_true",
                     help="replay on tiersim's calibrated roofline model alone (no measured "
@@ -2567,6 +2571,19 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def number_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--overhead-ms`` (a finite number of milliseconds >= 0) or ``--length-spread``
+    (from 0 to below 1) cannot be replayed with, quoting the value as typed (read by
+    :func:`tiersim.calibrate.cli.real_number`: ``-50``, ``1e400, beyond a float``; it read
+    ``-50.0`` and ``inf``); None when both can."""
+    if args.overhead_ms is not None and not 0 <= args.overhead_ms < float("inf"):
+        return (f"--overhead-ms must be a finite number >= 0 (got "
+                f"{as_written(args.overhead_ms)})")
+    if args.length_spread is not None and not 0 <= args.length_spread < 1:
+        return f"--length-spread must be in [0, 1) (got {as_written(args.length_spread)})"
+    return None
+
+
 def rows_file_checks(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Point :func:`rows_csv` / :func:`aic_csv` at ``--rows-file`` / ``--aic-file``; refuse
     what would write the copied data from another file's rows."""
@@ -2589,12 +2606,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     IMPORT_MISSING["on"] = not args.no_import
+    problem = number_problem(args)
+    if problem:
+        ap.error(problem)
+    args.overhead_ms, args.length_spread = map(plain_float, (args.overhead_ms,
+                                                             args.length_spread))
     try:
         proto = protocol_from_args(args)
     except ValueError as exc:
         ap.error(str(exc))
-    if args.overhead_ms is not None and not 0 <= args.overhead_ms < float("inf"):
-        ap.error(f"--overhead-ms must be a finite number >= 0 (got {args.overhead_ms})")
     if args.fit and args.prompt_pool is not None:
         ap.error("--fit replays each campaign with the prompts the reuse rule gives it; "
                  "drop --prompt-pool")

@@ -68,7 +68,7 @@ def test_rows_file_never_writes_the_copied_data(tmp_path, capsys, flag):
     path = write_rows(tmp_path / "s.csv", make_row())
     with pytest.raises(SystemExit) as exc:
         fs.main(["--rows-file", str(path), flag])
-    assert exc.value.code == 2
+    assert exc.value.code == 1  # one Error: line, exit 1 (argparse's usage block, exit 2)
     assert (f"{flag} writes benchmarks/data or the package from the copied rows; drop "
             "--rows-file") in capsys.readouterr().err
 
@@ -175,7 +175,7 @@ def test_a_csv_in_a_folder_that_does_not_exist_is_refused_before_the_replay(tmp_
     out = tmp_path / "no" / "x.csv"
     with pytest.raises(SystemExit) as exc:
         fs.main(["--csv", str(out), "--jobs", "1", "--model", "Nope"])
-    assert exc.value.code == 2
+    assert exc.value.code == 1  # one Error: line, exit 1 (argparse's usage block, exit 2)
     assert f"--csv {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
 
 
@@ -211,14 +211,16 @@ def test_a_rows_line_shows_the_clients_that_ran_and_no_estimate_as_n_a(tmp_path,
 
 @pytest.mark.parametrize("argv, message", [
     (["--per-client", "0"], "--per-client must be >= 1 (got 0)"),
-    (["--overhead-ms", "-50"], "--overhead-ms must be a finite number >= 0 (got -50.0)"),
+    (["--overhead-ms", "-50"], "--overhead-ms must be a finite number >= 0 (got -50)"),
     (["--overhead-ms", "nan"], "--overhead-ms must be a finite number >= 0 (got nan)"),
     (["--overhead-ms", "inf"], "--overhead-ms must be a finite number >= 0 (got inf)"),
 ])
 def test_a_load_generator_or_overhead_that_cannot_replay_is_refused(capsys, argv, message):
     with pytest.raises(SystemExit) as exc:
         fs.main([*argv, "--jobs", "1", "--model", "Nope"])
-    assert exc.value.code == 2 and f"error: {message}\n" in capsys.readouterr().err
+    # one line, the value as typed (argparse's usage block first, exit 2, and -50.0)
+    assert exc.value.code == 1 and capsys.readouterr().err == (
+        f"Error: {message}; see python benchmarks/fidelity_silicon.py --help\n")
 
 
 def test_a_replay_that_gives_no_finite_time_is_its_line(monkeypatch):
@@ -233,7 +235,7 @@ def test_estimates_to_write_in_a_folder_that_does_not_exist_are_refused_first(tm
     out = tmp_path / "no" / "aic.csv"
     with pytest.raises(SystemExit) as exc:
         fs.main(["--rows-file", str(path), "--aic-file", str(out), "--refresh-aic"])
-    assert exc.value.code == 2
+    assert exc.value.code == 1  # one Error: line, exit 1 (argparse's usage block, exit 2)
     assert f"--aic-file {out}: no folder {out.parent} to write it in" in capsys.readouterr().err
 
 

@@ -155,3 +155,57 @@ def test_baseline_only_tiers_keep_the_scenarios_order_in_the_report(tmp_path, ca
     with pytest.warns(UserWarning, match="no manifest.json"):
         alone = load_dir(tmp_path / "r").run
     assert [u.tier for u in alone.savings.uniform] == ["w4a16", "bf16", "afp8", "zfp8"]
+
+
+# 4. benchmarks/fidelity_silicon.py's number flags: one Error: line, the value as typed.
+
+@pytest.mark.parametrize("argv, said", [
+    (["--overhead-ms", "inf"], "--overhead-ms must be a finite number >= 0 (got inf)"),
+    (["--overhead-ms", "1e400"],
+     "--overhead-ms must be a finite number >= 0 (got 1e400, beyond a float)"),
+    (["--overhead-ms=-5e1"], "--overhead-ms must be a finite number >= 0 (got -5e1)"),
+    (["--overhead-ms", ".NaN"], "--overhead-ms must be a finite number >= 0 (got .NaN)"),
+    (["--overhead-ms", "1__0"],
+     "argument --overhead-ms: 1__0 has a _ that is not between two digits; write 10"),
+    (["--length-spread", "-.5"], "--length-spread must be in [0, 1) (got -.5)"),
+    (["--length-spread", "1"], "--length-spread must be in [0, 1) (got 1)"),
+    (["--overhead-ms", "1", "--overhead-ms", "2"],
+     "--overhead-ms is given 2 times; give it once (only the last would count)"),
+])
+def test_fidelity_silicon_number_flags_are_one_line(capsys, argv, said):
+    """``--overhead-ms inf`` printed argparse's 15-line usage block, then 'error: ... (got
+    inf)', exit 2; ``1e400`` read '(got inf)', ``-50`` '(got -50.0)', ``--length-spread -.5``
+    '(got -0.5)'."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    with pytest.raises(SystemExit) as exc:
+        fs.main([*argv, "--jobs", "1", "--model", "Nope"])
+    assert exc.value.code == 1
+    assert capsys.readouterr().err == (f"Error: {said}; see python "
+                                       "benchmarks/fidelity_silicon.py --help\n")
+
+
+def test_fidelity_silicon_replays_with_the_overhead_as_a_float(monkeypatch):
+    """The text is kept only for the refusal: the replay's knobs hold a plain float."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    seen = {}
+
+    def run(df, kv_dtype, proto, jobs, knobs):
+        seen.update(knobs=knobs, proto=proto)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(fs, "run", run)
+    with pytest.raises(SystemExit):
+        fs.main(["--overhead-ms", "5e-1", "--length-spread", "1e-1", "--jobs", "1",
+                 "--model", "Llama-3.1-8B", "--engine", "vllm"])
+    assert type(seen["knobs"].overhead_s) is float and seen["knobs"].overhead_s == 0.5e-3
+    assert type(seen["proto"].spread) is float and seen["proto"].spread == 0.1
