@@ -209,3 +209,52 @@ def test_fidelity_silicon_replays_with_the_overhead_as_a_float(monkeypatch):
                  "--model", "Llama-3.1-8B", "--engine", "vllm"])
     assert type(seen["knobs"].overhead_s) is float and seen["knobs"].overhead_s == 0.5e-3
     assert type(seen["proto"].spread) is float and seen["proto"].spread == 0.1
+
+
+# 5. A trace path given on the command line is named as given, as `tiersim run` names one.
+
+@pytest.mark.parametrize("command", [["analytic", "--trace"], ["trace", "inspect"]])
+def test_a_command_line_trace_is_named_as_given(tmp_path, capsys, monkeypatch, command):
+    """``tiersim analytic --trace bad.csv`` named a file it read by its absolute path
+    ('/home/me/bad.csv: row 2 ...') and one not found or a folder as given ('d: is a
+    folder'); ``tiersim run`` names a scenario's trace as written (joined to the scenario's
+    folder as given). Now every line names it as given; a path not found still names the
+    folder looked in."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bad.csv").write_text(
+        "arrival_s,input_tokens,output_tokens\n0,10,5\n1,x,5\n")
+    (tmp_path / "empty.csv").write_text("")
+    bad = ("row 2, column 'input_tokens': token count is not a number (got text of 1 "
+           "character); write a number (file line 3)")
+    for given, said in [
+            ("sub/bad.csv", f"sub/bad.csv: {bad}"),
+            ("./sub/bad.csv", f"sub/bad.csv: {bad}"),  # as pathlib writes it, as run does
+            (str(tmp_path / "sub" / "bad.csv"), f"{tmp_path / 'sub' / 'bad.csv'}: {bad}"),
+            ("empty.csv", "empty.csv: file is empty; a trace needs a header and rows"),
+            ("sub", "sub: is a folder; give the trace file in it")]:
+        assert one_error_line(*run_cli(capsys, *command, given)) == f"Error: {said}"
+    line = one_error_line(*run_cli(capsys, *command, "nope.csv"))
+    assert line.startswith(f"Error: nope.csv: trace file not found in {tmp_path} and the "
+                           "bundled traces/")
+
+
+def test_run_names_the_same_trace_so(tmp_path, capsys, monkeypatch):
+    """The convention the command-line paths follow: a scenario's relative trace path joined
+    to its folder as given."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bad.csv").write_text(
+        "arrival_s,input_tokens,output_tokens\n0,10,5\n1,x,5\n")
+    doc = tiny_doc(trace={"path": "bad.csv"})
+    write_yaml(tmp_path / "sub" / "s.yaml", doc)
+    line = one_error_line(*run_cli(capsys, "run", "sub/s.yaml", "--out", "o"))
+    assert line.startswith("Error: sub/bad.csv: row 2, column 'input_tokens'")
+
+
+def test_a_bundled_trace_on_the_command_line_reads_as_before(capsys):
+    """A bundled trace is found in the package and named in full there, as before."""
+    code, out, err = cli(capsys, "trace", "inspect", "azure2023_code", "--json")
+    assert code == 0, err
+    assert json.loads(out)["path"].endswith("azure2023_code.parquet")
+    assert json.loads(out)["path"].startswith("/")

@@ -162,6 +162,21 @@ def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Pat
                      f"{', '.join(available('traces')) or 'none'}")
 
 
+def command_line_trace(path: str | Path) -> Path:
+    """A trace path given on the command line (``tiersim trace inspect PATH``, ``tiersim
+    analytic --trace PATH``), found as :func:`resolve_trace_path` finds a scenario's, the
+    working folder standing for the scenario's (a refusal names that folder), and named as
+    given where it was found there: ``bad.csv: row 2 ...``, as ``tiersim run`` names a
+    scenario's trace (its path joined to the scenario's folder as given) and as the command's
+    own lines name it. An absolute path, a ``~`` path and a bundled trace are named in full.
+    Before, a file found was named by its absolute path (``/home/me/bad.csv: row 2 ...``), a
+    folder or a file not found as given."""
+    cwd = Path.cwd()
+    found = resolve_trace_path(path, cwd)
+    given = expand_user(path)
+    return given if not given.is_absolute() and found == cwd / given else found
+
+
 def _no_blank_around(name: str, scenario_dir: str | Path | None) -> None:
     """Refuse a trace path not found that is a file's or a bundled trace's but for a space (or
     tab) at its start or end, saying so: the refusal listed the bundled trace it missed as

@@ -327,10 +327,10 @@ def _load(trace, scn, source):
     """The trace named on the command line, else the scenario's own."""
     if trace is not None:  # read whole, for the columns the scenario's run reads
         from tiersim.inputs import trace_keep
-        from tiersim.paths import resolve_trace_path
+        from tiersim.paths import command_line_trace
         from tiersim.trace import read_trace
 
-        path = resolve_trace_path(trace, Path.cwd())  # as `trace inspect` finds it
+        path = command_line_trace(trace)  # as `trace inspect` finds and names it
         return read_trace(path, keep=trace_keep(scn)).table
     from tiersim import runner
 

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from tiersim.cli.usage import echo, read_flag_number
 from tiersim.errors import TiersimError, escaped, shown
-from tiersim.paths import resolve_trace_path
+from tiersim.paths import command_line_trace
 from tiersim.trace.formats import (
     FORMATS,
     arrival_lookalikes,
@@ -75,7 +75,7 @@ def inspect(
     _check_options(window, time_scale, format)
     time_scale = float(time_scale)  # checked: the text it was typed as is not kept
     window = None if window is None else (float(window[0]), float(window[1]))
-    resolved = resolve_trace_path(path, Path.cwd())
+    resolved = command_line_trace(path)
     stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
     if as_json:
         echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
