@@ -258,3 +258,41 @@ def test_a_bundled_trace_on_the_command_line_reads_as_before(capsys):
     assert code == 0, err
     assert json.loads(out)["path"].endswith("azure2023_code.parquet")
     assert json.loads(out)["path"].startswith("/")
+
+
+# 6. The plan's chosen-router line spells values as a scenario writes them (YAML).
+
+def test_the_chosen_router_line_spells_values_as_yaml():
+    """``router: policy static_split, fractions {'w4a16': 0.6, 'bf16': 0.4}, tier None``:
+    Python's spelling (``as_given``), which no scenario reads as written. Now YAML's: a name
+    bare, ``null``, ``true``, a map ``{w4a16: 0.6, bf16: 0.4}``; numbers to 10 digits, as
+    before."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.results_plan import PlanResult
+
+    chosen = {"design": "w4a16@1+bf16@1", "tiers": ["w4a16", "bf16"],
+              "replicas": {"w4a16": 1, "bf16": 1}, "gpus_per_replica": {"w4a16": 1, "bf16": 1},
+              "cost_usd": 1.0, "cost_per_hour_usd": 7.0, "cost_model": "provisioned",
+              "router": {"policy": "static_split", "fractions": {"w4a16": 0.6, "bf16": 0.4},
+                         "tier": None, "floor": 0.1 + 0.7, "thresholds": [0.2, 0.5],
+                         "flag": True, "step_tiers": {"chat": "fp8-big", "yes": "no"}}}
+    lines = format_plan(PlanResult(scenario="s", constraints={}, plan=chosen)).splitlines()
+    assert ("  router: policy static_split, flag true, floor 0.8, fractions {w4a16: 0.6, "
+            "bf16: 0.4}, step_tiers {chat: fp8-big, 'yes': 'no'}, thresholds [0.2, 0.5], "
+            "tier null") in lines
+
+
+def test_the_reports_plan_table_spells_router_values_as_yaml():
+    """The report's plan table read the same Python spellings (``None``)."""
+    from tiersim.report.page import plan_section
+    from tiersim.results_plan import PlanResult
+
+    chosen = {"design": "w4a16@1+bf16@1", "tiers": ["w4a16", "bf16"],
+              "replicas": {"w4a16": 1, "bf16": 1}, "gpus_per_replica": {"w4a16": 1, "bf16": 1},
+              "cost_usd": 1.0, "cost_per_hour_usd": 7.0, "cost_model": "provisioned",
+              "router": {"policy": "floor", "tier": None, "fractions": {"w4a16": 1.0}}}
+    page = plan_section(PlanResult(scenario="s", constraints={}, plan=chosen))
+    assert "<td>router tier</td><td>null</td>" in page
+    assert "<td>router fractions</td><td>{w4a16: 1}</td>" in page
+    assert "<td>router policy</td><td>floor</td>" in page
+    assert "None" not in page and "'w4a16'" not in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import unicodedata
 
 
@@ -97,14 +98,45 @@ def yaml_written(value) -> str:
     return written(value)
 
 
+def setting_written(value) -> str:
+    """A setting's value (a router setting a plan chose) as a scenario writes it, in YAML's
+    flow style: ``true``, ``false``, ``null``, ``{w4a16: 0.6, bf16: 0.4}`` (:func:`yaml_written`),
+    but a name (a policy, a tier: ``cascade``, ``fp8-big``) bare where YAML reads it back as
+    that text, and a float to the 10 significant digits the JSON files keep, no zeros added
+    (``0.5``; :func:`tiersim.results.as_given`). Before, the plan's router line spelt them as
+    Python does (``True``, ``None``, ``{'w4a16': 0.6}``)."""
+    if isinstance(value, str) and _plain_name(value, "-"):
+        return value
+    if isinstance(value, float) and math.isfinite(value) \
+            and not isinstance(getattr(value, "text", None), str):  # .inf: yaml_written's
+        return f"{value:.10g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(setting_written(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml_key(k)}: {setting_written(v)}"
+                               for k, v in value.items()) + "}"
+    return yaml_written(value)
+
+
+_YAML_WORDS = ("true", "false", "yes", "no", "on", "off", "null", "y", "n")
+"""Words YAML 1.1 reads as no text (a bool, null): a name spelt so is quoted."""
+
+
+def _plain_name(text: str, also: str = "") -> bool:
+    """Whether ``text`` is a plain name YAML reads back as that text, written bare: ASCII
+    letters, digits, ``_``, ``.`` (and the characters ``also``), starting with a letter, none
+    of :data:`_YAML_WORDS`."""
+    rest = text
+    for char in "_." + also:
+        rest = rest.replace(char, "a")
+    return (bool(text) and rest.isascii() and rest.isalnum() and text[0].isalpha()
+            and text.lower() not in _YAML_WORDS)
+
+
 def _yaml_key(key) -> str:
     """A map key as :func:`yaml_written` writes it: a plain name (``policy``) bare, as a
     scenario writes its keys; any other text quoted."""
-    plain = (isinstance(key, str) and key.replace("_", "a").replace(".", "a").isascii()
-             and key.replace("_", "a").replace(".", "a").isalnum() and key[0].isalpha()
-             and key.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "y",
-                                     "n"))
-    return key if plain else yaml_written(key)
+    return key if isinstance(key, str) and _plain_name(key) else yaml_written(key)
 
 
 def cut(text: str, width: int = 64) -> str:

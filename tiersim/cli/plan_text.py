@@ -4,6 +4,7 @@ its saving against the sized uniform fleets, and what each other design missed.
 
 from __future__ import annotations
 
+from tiersim.errors import setting_written
 from tiersim.results import (
     PlanResult,
     accuracy_name,
@@ -58,7 +59,7 @@ def format_plan(result: PlanResult) -> str:
     lines.append(_accuracy_line(chosen))
     if chosen.get("router"):  # the settings chosen (--choose), as the report's plan table
         settings = sorted(chosen["router"].items(), key=lambda kv: (kv[0] != "policy", kv[0]))
-        lines.append("  router: " + ", ".join(f"{k} {as_given(v)}" for k, v in settings))
+        lines.append("  router: " + ", ".join(f"{k} {setting_written(v)}" for k, v in settings))
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))

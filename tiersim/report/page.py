@@ -23,7 +23,7 @@ import yaml
 import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import TiersimError, escaped, setting_written
 from tiersim.fleet_sizes import sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
@@ -692,7 +692,7 @@ def plan_section(plan: PlanResult) -> str:
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, (per_tier.get(t) or {}).get('prefill'))} x "
              f"{gpus.get(t, 1)} GPU"] for t, n in by_planned_tier(chosen, "replicas")]
-    rows += [[f"router {k}", as_given(v)] for k, v in (chosen.get("router") or {}).items()]
+    rows += [[f"router {k}", setting_written(v)] for k, v in (chosen.get("router") or {}).items()]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
              ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
