@@ -296,3 +296,16 @@ def test_the_reports_plan_table_spells_router_values_as_yaml():
     assert "<td>router fractions</td><td>{w4a16: 1}</td>" in page
     assert "<td>router policy</td><td>floor</td>" in page
     assert "None" not in page and "'w4a16'" not in page
+
+
+def test_baselines_order_from_a_hand_edited_scenario_yaml_is_no_crash():
+    """A scenario.yaml whose ``baselines:`` is not a list of named maps leaves the order as
+    read (a list as a name is no key to sort by)."""
+    from types import SimpleNamespace
+
+    from tiersim.report.load import baselines_in_scenario_order
+
+    run = SimpleNamespace(tiers=[SimpleNamespace(name="a")],
+                          savings=SimpleNamespace(uniform=(SimpleNamespace(tier="a"),)))
+    assert baselines_in_scenario_order(run, {"baselines": [{"name": ["x"]}]}) is run
+    assert baselines_in_scenario_order(None, {}) is None

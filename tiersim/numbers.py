@@ -218,7 +218,7 @@ def shown(text: str) -> str:
 class WrittenNumber(float):
     """A number read from text that keeps the ``text`` (:attr:`text`): a number flag's value
     (``-5``, ``1e9``, ``1e400``: :func:`tiersim.cli.usage.read_flag_number`) and a JSON
-    number beyond a float's range (``1e400``, :func:`tiersim.jsonio.load_json`). An error line
+    number beyond a float's range (``1e400``, :func:`tiersim.jsonio.parse_json`). An error line
     quotes it as written, by :func:`as_written` (``1e400, beyond a float``) or by ``repr``
     (``1e400``), where Python writes ``-5.0``, ``1000000000.0`` and ``inf``. A command turns a
     flag's number into a plain float (:func:`plain_float`) once it has checked it, so no

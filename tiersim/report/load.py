@@ -189,8 +189,8 @@ def baselines_in_scenario_order(run: RunResult | None,
     if run is None or run.savings is None or not isinstance(scenario, dict):
         return run
     listed = scenario.get("baselines")
-    names = [t.get("name") for t in listed if isinstance(t, dict)] if isinstance(
-        listed, list) else []
+    names = [t["name"] for t in listed if isinstance(t, dict) and isinstance(
+        t.get("name"), str)] if isinstance(listed, list) else []  # a hand-edited file: text
     rank = {t.name: k for k, t in enumerate(run.tiers)}
     for name in names:
         rank.setdefault(name, len(rank))
