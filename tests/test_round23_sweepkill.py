@@ -163,7 +163,7 @@ def test_a_table_row_of_a_point_being_rerun_does_not_outlive_it(tmp_path, capsys
     def full(out_dir, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(out_dir / "sweep.parquet"))
 
-    monkeypatch.setattr(sweep_run, "collect", full)
+    monkeypatch.setattr(sweep_run, "write_table", full)  # the table's writer
     assert error_line(*run_cli(capsys, *args)) == (
         f"Error: {out / 'sweep.parquet'}: cannot write (No space left on device); check that "
         f"{out} is writable and has free space, then rerun to resume")

@@ -267,7 +267,7 @@ def test_a_cut_grid_removes_the_old_table_before_its_manifest_is_written(tmp_pat
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_run, "collect", killed)
+    monkeypatch.setattr(sweep_run, "write_table", killed)  # the table's writer
     with pytest.raises(KeyboardInterrupt):
         sweep(path, out)
     assert len(json.loads((out / "sweep.json").read_text())["points"]) == 2

@@ -54,7 +54,8 @@ def sweep(
     try:
         run_sweep(scenario_path(scenario), out, workers=workers, executor=executor,
                   address=address, report=report, max_points=max_points,
-                  runner=default_runner if baselines else estimate_runner, tally=tally)
+                  runner=default_runner if baselines else estimate_runner, tally=tally,
+                  table=False)  # the table is in sweep.parquet: not read back whole
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
             say_interrupted(interrupted_line(out, tally.stored_on_disk()))

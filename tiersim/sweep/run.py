@@ -113,11 +113,12 @@ from tiersim.sweep.refusal import axis_keys, blamed, common_refusal, is_fresh, r
 from tiersim.sweep.resume import _check_same_base, _check_same_inputs, kept_bases
 from tiersim.sweep.settings import _canonical, file_identity, setting_doc
 from tiersim.sweep.store import (
-    collect,
     points_dir,
     read_bookkeeping,
     remove_stale_temps,
     table_rows,
+    table_status,
+    write_table,
 )
 from tiersim.sweep.table_checks import _check_one_version, _refuse_lost_points
 from tiersim.sweep.unread import check_router_keys, check_session_keys, check_unread_axes
@@ -139,7 +140,9 @@ MAX_WORKERS = 1024
 
 
 class SweepFailed(TiersimError):
-    """Some points failed; the others are stored. ``frame`` is the sweep table."""
+    """Some points failed; the others are stored. ``frame`` is the sweep table (its
+    ``point_id``, ``status`` and ``error`` columns where :func:`run_sweep` was asked for no
+    table)."""
 
     def __init__(self, message: str, frame: pd.DataFrame):
         super().__init__(message)
@@ -207,8 +210,11 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
               runner: PointRunner = default_runner, validator: Validator | None = default_validator,
               source: str | None = None, progress: bool | None = None,
               report: bool = True, max_points: int | None = None,
-              strict: bool = True, tally: Tally | None = None) -> pd.DataFrame:
-    """Run every point not already finished in ``out_dir``; return the sweep table.
+              strict: bool = True, tally: Tally | None = None,
+              table: bool = True) -> pd.DataFrame | None:
+    """Run every point not already finished in ``out_dir``; return the sweep table, read from
+    ``sweep.parquet`` once the report is written (``table=False``, as ``tiersim sweep`` calls
+    it: None, and the sweep's end holds no more of the table than a piece of it being written).
 
     The folder is locked before the grid is expanded and checked (a big grid takes a while),
     so a second sweep into it is refused at once; Ray (``executor="ray"``) is joined once the
@@ -243,14 +249,26 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
             stack.enter_context(executors.ray_session(address, workers))
 
         try:
-            frame, failed, refusal = _run_locked(plan, out, workers, executor, address,
-                                                 runner, progress, report, fresh,
-                                                 tally or Tally(), join)
+            status, failed, refusal = _run_locked(plan, out, workers, executor, address,
+                                                  runner, progress, report, fresh,
+                                                  tally or Tally(), join)
+            frame = collect_table(out) if table else None
         except OSError as error:
             raise _cannot_write(error, out) from None
     if strict and failed:
-        raise SweepFailed(_failure_line(frame, out, refusal, plan.points), frame)
+        line = _failure_line(status, out, refusal, plan.points)
+        raise SweepFailed(line, frame if frame is not None else status)
     return frame
+
+
+def collect_table(out: Path) -> pd.DataFrame:
+    """The whole ``sweep.parquet`` a sweep just wrote, as a frame."""
+    import pyarrow.parquet as pq
+
+    from tiersim.arrowfile import arrow_file
+
+    with arrow_file(out / "sweep.parquet") as handle:
+        return pq.read_table(handle).to_pandas()
 
 
 def _refuse_workers_beside_env_address(address: str | None, workers: int | None) -> None:
@@ -296,8 +314,9 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
                 report: bool, fresh: bool = False, tally: Tally | None = None,
                 join: Callable[[], None] | None = None
                 ) -> tuple[pd.DataFrame, int, TiersimError | None]:
-    """The sweep proper, run while holding the folder's lock; returns the table, the failed
-    count and the input error every point failed with, if one did (:mod:`tiersim.sweep.
+    """The sweep proper, run while holding the folder's lock; returns the table's
+    ``point_id``, ``status`` and ``error`` columns (:func:`tiersim.sweep.store.table_status`),
+    the failed count and the input error every point failed with, if one did (:mod:`tiersim.sweep.
     refusal`). In a ``fresh`` folder that error is raised as ``tiersim run`` raises it, and
     the folder is left as it was found. ``join`` (Ray's) is called before the folder changes,
     only where a point is left to run: with none, the sweep is the in-process one."""
@@ -341,7 +360,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
         _note(f"{plan.source}: {what}, so the sweep is its one point (`tiersim run` runs it "
               "alone)")
     _check_one_version(out, plan, records)
-    frame = collect(out, plan.axes, [p.id for p in plan.points], records)
+    frame = table_status(write_table(out, plan.axes, [p.id for p in plan.points], records))
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
         console = Console(stderr=True, quiet=True, markup=False)

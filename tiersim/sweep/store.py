@@ -36,8 +36,8 @@ from tiersim.jsonio import read_json
 
 __all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points", "record_row",
            "remove_stale_temps",
-           "table_matches", "table_rows", "write_json_atomic", "write_point", "write_text_atomic",
-           "points_dir"]
+           "table_matches", "table_rows", "table_status", "write_json_atomic", "write_point",
+           "write_table", "write_text_atomic", "points_dir"]
 
 
 SWEEP_WRITES = ("scenario.yaml", "sweep.json", "sweep.parquet", "report.html")
@@ -181,34 +181,50 @@ TABLE_CHUNK = 2000
 
 def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None,
             records: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Write ``sweep.parquet`` as :func:`write_table` does and return the table as written
+    (read back whole: a caller that does not need it calls :func:`write_table`)."""
+    path = write_table(out_dir, axes, ids, records)
+    with arrow_file(path) as handle:
+        return pq.read_table(handle).to_pandas()
+
+
+def write_table(out_dir: Path, axes: list[str], ids: list[str] | None = None,
+                records: dict[str, dict[str, Any]] | None = None) -> Path:
     """Build and write ``sweep.parquet`` from the stored points (or ``records``, as read by
     :func:`read_points` or :func:`read_bookkeeping`: a record without its summary has it read
-    again from its file); return the table as written. ``ids`` (the points of the current
-    plan, in grid order) restricts and orders them, and each row's ``index`` is its place
-    there, not the index the point had in the plan that ran it (a value added in front of an
-    axis moves every point).
+    again from its file); return its path. ``ids`` (the points of the current plan, in grid
+    order) restricts and orders them, and each row's ``index`` is its place there, not the
+    index the point had in the plan that ran it (a value added in front of an axis moves every
+    point).
 
     The table is made in two passes over the points, :data:`TABLE_CHUNK` rows at a time: the
     first finds each column and the type its values take together (as pandas would read the
     whole table), the second writes the rows in pieces of that one schema; so the memory it
-    takes does not grow with the points' summaries."""
+    takes does not grow with the points' summaries. A table of one piece keeps its rows from
+    the first pass (each file read once); a bigger one holds none between the passes."""
     records = read_bookkeeping(out_dir) if records is None else records
     order = _table_order(records, ids)
     columns: dict[str, set[type]] = {}
     missing: set[str] = set()
-    kept: list[dict[str, Any]] | None = []  # the rows while they fit one piece
+    kept: list[dict[str, Any]] | None = [] if len(order) <= TABLE_CHUNK else None
     for count, row in enumerate(_rows(out_dir, axes, order, records, ids is not None)):
         _note_kinds(row, columns, missing, first=count == 0)
-        if kept is not None and len(kept) < TABLE_CHUNK:
+        if kept is not None:
             kept.append(row)
-        else:
-            kept = None
     schema = _schema(columns, missing, axes)
     rows = kept if kept is not None else _rows(out_dir, axes, order, records, ids is not None)
     path = Path(out_dir) / "sweep.parquet"
     write_with_atomic(path, lambda handle: _write_rows(handle, schema, rows, columns))
+    return path
+
+
+def table_status(path: Path) -> pd.DataFrame:
+    """The ``point_id``, ``status`` and ``error`` columns of a ``sweep.parquet`` (those it
+    has: a table of no rows has none), what a sweep counts and names its failed points by."""
     with arrow_file(path) as handle:
-        return pq.read_table(handle).to_pandas()
+        have = set(pq.read_schema(handle).names)
+        wanted = [name for name in ("point_id", "status", "error") if name in have]
+        return pq.read_table(handle, columns=wanted).to_pandas()
 
 
 def _table_order(records: dict[str, dict[str, Any]], ids: list[str] | None) -> list[str]:
@@ -285,26 +301,32 @@ def _schema(columns: dict[str, set[type]], missing: set[str], axes: list[str]) -
 
 
 def _write_rows(handle, schema: pa.Schema, rows, columns: dict[str, set[type]]) -> None:
-    """Write ``rows`` to ``handle`` as one Parquet table of ``schema``, in pieces."""
+    """Write ``rows`` to ``handle`` as one Parquet table of ``schema``, in pieces of
+    :data:`TABLE_CHUNK` rows (one row group each), each piece held as its columns' values, not
+    as its rows."""
     text = {name for name, kinds in columns.items() if len(kinds) > 1 and not kinds <= {int, float}}
+    names = schema.names
     with pq.ParquetWriter(handle, schema) as writer:
-        chunk: list[dict[str, Any]] = []
+        piece: list[list[Any]] = [[] for _ in names]
+        count = 0
         for row in rows:
-            chunk.append(row)
-            if len(chunk) == TABLE_CHUNK:
-                writer.write_batch(_batch(chunk, schema, text))
-                chunk = []
-        if chunk:
-            writer.write_batch(_batch(chunk, schema, text))
+            get = row.get
+            for values, name in zip(piece, names, strict=True):
+                values.append(get(name))
+            count += 1
+            if count == TABLE_CHUNK:
+                writer.write_batch(_batch(piece, schema, text))
+                piece, count = [[] for _ in names], 0
+        if count:
+            writer.write_batch(_batch(piece, schema, text))
 
 
-def _batch(rows: list[dict[str, Any]], schema: pa.Schema, text: set[str]) -> pa.RecordBatch:
-    """One piece of the table: each column's values from ``rows`` (absent: null), those of
-    mixed types as text (Arrow refuses a column of numbers and flags, say); NaN is null, as Arrow
-    stores a pandas column."""
+def _batch(piece: list[list[Any]], schema: pa.Schema, text: set[str]) -> pa.RecordBatch:
+    """One piece of the table from each column's values (absent: null), those of mixed types
+    as text (Arrow refuses a column of numbers and flags, say); NaN is null, as Arrow stores a
+    pandas column."""
     arrays = []
-    for field in schema:
-        values = [row.get(field.name) for row in rows]
+    for field, values in zip(schema, piece, strict=True):
         if field.name in text:
             values = [None if v is None or v != v else str(v) for v in values]
         if field.type == pa.string():
