@@ -7,7 +7,9 @@ there the driver stores the record.
 
 Local workers exit when the driver dies, however it dies (``kill -9`` included): on Linux the
 kernel sends them SIGKILL (``prctl(PR_SET_PDEATHSIG)``), and everywhere a watcher thread in each
-worker polls its parent id once a second and exits when the parent is gone.
+worker polls its parent id once a second and exits when the parent is gone. A local Ray the
+sweep started is ended by a watchdog process when the sweep is killed
+(:mod:`tiersim.sweep.ray_watch`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import replace
 from typing import Any
 
 from tiersim.errors import TiersimError
+from tiersim.sweep import ray_watch
 from tiersim.sweep.points import Task, execute
 
 try:
@@ -298,18 +301,25 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
     sweep can fail on a bad address before it writes anything; a Ray this starts is shut down
     on exit, one already running in this process is used and left running. A local Ray keeps
     its session (logs, sockets, spilled objects) in a folder of its own
-    (:func:`local_ray_folder`), removed on exit."""
+    (:func:`local_ray_folder`), removed on exit; a watchdog process ends that Ray and removes
+    its folder if this process is killed where it cannot (``kill -9``:
+    :mod:`tiersim.sweep.ray_watch`)."""
     ray = _ray()
     if ray.is_initialized():
         yield ray
         return
     local = ray_address(address)[0] is None
     with local_ray_folder() if local else nullcontext() as folder:
-        _ray_init(ray, address, workers, folder)
+        watch = ray_watch.start(folder) if local else None  # ends it if we are killed
         try:
-            yield ray
-        finally:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
-            ray.shutdown()
+            with ray_watch.marked(folder) if local else nullcontext():
+                _ray_init(ray, address, workers, folder)
+            try:
+                yield ray
+            finally:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
+                ray.shutdown()
+        finally:
+            ray_watch.stop(watch)
 
 
 RAY_FOLDER_PREFIX = "tiersim-ray-"
