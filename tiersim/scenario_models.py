@@ -10,6 +10,8 @@ models; :mod:`tiersim.runner` turns them into plain engine objects.
 
 from __future__ import annotations
 
+import types
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -653,3 +655,47 @@ def _model_in(annotation: Any) -> Any:
         if found is not None:
             return found
     return None
+
+
+def wants_text(loc: Loc) -> bool:
+    """Whether the scenario key at ``loc`` takes text alone (a name, a path, one of some
+    words: ``router.policy``, ``tiers[0].precision``), so that a number there, ``.nan`` or
+    ``1e400`` too, is text YAML read as a number, not a number out of range. An item of a
+    list of maps is at its index, or at its name as a sweep axis names it (``tiers.bf16``)."""
+    model: Any = Scenario
+    info, listed = None, False
+    for part in loc:
+        fields = ({f.alias or n: f for n, f in model.model_fields.items()}
+                  if _is_model(model) else {})
+        if isinstance(part, int) or (listed and part not in fields):
+            listed = False
+            continue
+        if part not in fields:
+            return False
+        info = fields[part]
+        model, listed = _model_in(info.annotation), _is_list(info.annotation)
+    return info is not None and not listed and _text_only(info.annotation)
+
+
+def _is_list(annotation: Any) -> bool:
+    """Whether an annotation is a list (``list[TierConfig]``, with ``None`` or inside
+    ``Annotated``)."""
+    if typing.get_origin(annotation) is list:
+        return True
+    return any(_is_list(arg) for arg in typing.get_args(annotation)
+               if typing.get_origin(annotation) in (Annotated, typing.Union, types.UnionType))
+
+
+def _text_only(annotation: Any) -> bool:
+    """Whether an annotation admits text alone (``str``, ``Literal['a', 'b']``, either with
+    ``None`` or inside ``Annotated``)."""
+    origin = typing.get_origin(annotation)
+    if annotation is str:
+        return True
+    if origin is Literal:
+        return all(isinstance(arg, str) for arg in typing.get_args(annotation))
+    if origin is Annotated:
+        return _text_only(typing.get_args(annotation)[0])
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    return bool(args) and origin in (typing.Union, types.UnionType) and all(
+        _text_only(arg) for arg in args)

@@ -265,6 +265,8 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
         text = _number_for_text(loc, root)
         if text is not None:  # a name: text YAML read as a number, not a number gone wrong
             raise ScenarioError(source, _where(loc, root), text)
+        if _takes_text(loc):
+            return  # the key's own check words it, as it does any number there
     if isinstance(data, _Underflow):
         raise ScenarioError(source, _where(loc, root), underflow_words(data.text))
     if isinstance(data, float) and not math.isfinite(data):
@@ -304,6 +306,18 @@ def _number_for_text(loc: Loc, root: yaml.Node | None) -> str | None:
     written = written_text(root, loc) if root is not None else None
     got = f" (got {_short(written, 40)})" if written else ""
     return f"input should be a valid string{got}{reading}"
+
+
+def _takes_text(loc: Loc) -> bool:
+    """Whether the scenario key at ``loc`` takes text alone, a model key aside (its own words,
+    :func:`_not_finite`): ``router.policy: .nan`` read "must be a finite number", of a key
+    that takes no number. A sweep axis' value is at the key the axis names."""
+    from tiersim.scenario_models import wants_text
+
+    if loc[:1] == ("sweep",) and len(loc) > 2 and isinstance(loc[-1], int):
+        path = loc[-2]  # an axis' value: the key its dotted path names
+        loc = tuple(path.split(".")) if isinstance(path, str) else ()
+    return bool(loc) and loc[-1] not in MODEL_KEYS and wants_text(loc)
 
 
 def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
@@ -350,6 +364,22 @@ class _Underflow(float):
         return number
 
 
+class _NotFinite(float):
+    """A number in a scenario that is no finite float, written ``text``: beyond any float
+    (``1e999``), or a NaN or infinity spelt as YAML does not write it (``.NaN``, ``+.INF``).
+    It stands as the NaN or infinity YAML reads it as, which :func:`_reject_non_finite`
+    refuses where a number is read, and which an error line quotes as written
+    (:func:`tiersim.errors.yaml_written`) where the key takes text (``mode: 1e999`` read
+    "(got .inf)")."""
+
+    def __new__(cls, value: float, text: str = ""):
+        """``value`` (a NaN or infinity), with the text the YAML wrote it as (none: unpickled,
+        the text comes back with the instance's attributes)."""
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
 class NearWhole(float):
     """A decimal number in a scenario that is whole only as a float (``1.99999999999999999999``
     reads as 2.0), written ``text``: a float field reads it as that float, and a field that
@@ -364,6 +394,7 @@ class NearWhole(float):
 
 
 yaml.SafeDumper.add_representer(NearWhole, yaml.SafeDumper.represent_float)
+yaml.SafeDumper.add_representer(_NotFinite, yaml.SafeDumper.represent_float)
 """A :class:`NearWhole` a float field keeps is written as the float it reads as
 (``yaml.safe_dump``, :func:`dump_yaml`: a sweep point's scenario, the report's copy), which
 PyYAML's safe dumper refused as 'cannot represent an object'."""
@@ -383,6 +414,8 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     if FRACTIONAL.match(text) and underflows(text.replace("_", "")):
         return _Underflow(text)
     value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if not math.isfinite(value) and text not in (".nan", ".inf", "-.inf"):
+        return _NotFinite(value, text)
     if FRACTIONAL.match(text) and whole_only_as_float(text):
         return NearWhole(value, text)
     return value

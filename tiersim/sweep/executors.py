@@ -539,16 +539,17 @@ def _host_port(address: str | None, named: str | None = None,
                ) -> tuple[str, int] | None:
     """``(host, port)`` of an address written ``[ray://]host:port`` (``ray://host``: Ray
     client's default port); None for anything else (``auto``, ``local``, or malformed: Ray
-    says what is wrong with it). A port that is no TCP port (0, above 65535), or one after no
-    host (``[]:6379``, ``ray://``), is refused at once: Ray retried it for minutes, as it does
-    an address where nothing answers."""
+    says what is wrong with it). A port that is no TCP port (0, above 65535), or a port or
+    none after no host (``[]:6379``, ``ray://``, ``:``), is refused at once: Ray retried it for
+    minutes, as it does an address where nothing answers, or logged its traceback."""
     text = address or ""
     client = text.startswith("ray://")
     host, sep, port = text.removeprefix("ray://").rpartition(":")
     if client and not (sep and _whole(port)):  # ray://host, ray://[::1]
         host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
-    if sep and _whole(port) and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s
+    if sep and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s; ":" and ":x"
+        # printed Ray's traceback ("Malformed host") above the line
         raise TiersimError(f"{named or f'--address {address}'}: names no host before the "
                            f"port; {fix}")
     if not sep or not host or not _whole(port):

@@ -1,0 +1,92 @@
+"""Round 50, hostile input (helper fuzz16). Each test names what a user saw before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_hostile_inputs import one_error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+POLICIES = ("'uniform', 'static_split', 'threshold', 'lagrangian', 'oracle', 'cascade', "
+            "'floor', 'budget' or 'step_type'")
+
+
+@pytest.mark.parametrize(("name", "old", "new", "said"), [
+    ("tiny", "policy: static_split", "policy: .nan",
+     f"line 24: router.policy: must be one of {POLICIES} (got .nan); YAML reads .nan unquoted "
+     "as a number: write '.nan' in quotes if it is text"),
+    ("tiny", "precision: bf16", "precision: -.inf",
+     "line 19: tiers[1].precision: input should be a valid string (got -.inf); YAML reads -.inf "
+     "unquoted as a number: write '-.inf' in quotes if it is text"),
+    ("tiny", "path: azure2023_code.parquet", "path: 1e999",
+     "line 10: trace.path: input should be a valid string (got 1e999); YAML reads 1e999 "
+     "unquoted as a number: write '1e999' in quotes if it is text"),
+    ("response_cache", "mode: top_n", "mode: 1e999",
+     "line 29: router.response_cache.mode: must be one of 'top_n' or 'lru' (got 1e999); YAML "
+     "reads 1e999 unquoted as a number: write '1e999' in quotes if it is text"),
+    ("response_cache", "cost_model: attributed", "cost_model: .NaN",
+     "line 36: cost_model: must be one of 'attributed', 'provisioned' or 'fixed_per_request' "
+     "(got .NaN); YAML reads .NaN unquoted as a number: write '.NaN' in quotes if it is text"),
+])
+def test_a_nan_or_infinity_where_text_goes_is_told_as_a_number_there_is(
+        tmp_path, capsys, monkeypatch, name, old, new, said):
+    """``.nan``, ``.inf`` or ``1e999`` at a key that takes text (a policy, a precision, a trace
+    path, a response cache's mode) was told "must be a finite number (got .nan)": a key that
+    takes no number at all, so the fix named was none. It is now told as ``3`` there is: the
+    words the key takes, and that YAML read the value as a number ("(got .inf)" for 1e999
+    before, a value the file does not hold)."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / f"{name}.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_number_key_still_wants_a_finite_number(tmp_path, capsys, monkeypatch):
+    """A key that takes a number keeps its own words for ``1e999``."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "response_cache.yaml").read_text()
+    (tmp_path / "s.yaml").write_text(text.replace("size: 20", "size: 1e999", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == ("Error: s.yaml: line 30: router.response_cache.size: must be a finite "
+                    "number (got 1e999, beyond a float)")
+
+
+@pytest.mark.parametrize(("axis", "said"), [
+    ("router.response_cache.mode: [1e999, lru]", "router.response_cache.mode: must be one of "
+     "'top_n' or 'lru' (got 1e999) (value 1e999)"),
+    ("zip: [{router.response_cache.mode: [.nan, lru], seed: [1, 2]}]",
+     "router.response_cache.mode: must be one of 'top_n' or 'lru' (got .nan) (value .nan)"),
+])
+def test_a_sweep_value_nan_where_text_goes_is_told_as_a_number_there_is(
+        tmp_path, capsys, monkeypatch, axis, said):
+    """A sweep axis over a text key with ``.nan`` or ``1e999`` among its values was told
+    "sweep.router.response_cache.mode[0]: must be a finite number"; it is now told as a ``3``
+    there is, and no folder is made."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "response_cache.yaml").read_text()
+    (tmp_path / "s.yaml").write_text(text + f"\nsweep:\n  {axis}\n")
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o"))
+    key = axis.split(":")[0] if not axis.startswith("zip") else "router.response_cache.mode"
+    assert line == f"Error: s.yaml: line 43: sweep: '{key}': {said}"
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("address", [":", ":x", "[]:"])
+def test_a_ray_address_of_no_host_and_no_port_is_refused_in_one_line(tmp_path, capsys,
+                                                                     monkeypatch, address):
+    """``--address :`` (or ``:x``, ``[]:``: no host, no port or not a number) went to Ray,
+    which logged its own traceback ("ValueError: Malformed host: ") above tiersim's line; it
+    is refused as ``:6379`` is, before Ray is started."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
+                                   "ray", "--address", address))
+    assert line == (f"Error: --address {address}: names no host before the port; give "
+                    "host:port of a running Ray cluster, or leave it out")
+    assert not (tmp_path / "o").exists()
