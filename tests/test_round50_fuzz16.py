@@ -90,3 +90,27 @@ def test_a_ray_address_of_no_host_and_no_port_is_refused_in_one_line(tmp_path, c
     assert line == (f"Error: --address {address}: names no host before the port; give "
                     "host:port of a running Ray cluster, or leave it out")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("old", "new", "line", "said"), [
+    ("step_tiers: {planning: bf16,", "step_tiers: {planning: true,", 45,
+     "router.step_tiers.planning: a name or a number is expected here, not a YAML boolean "
+     "(true/false); YAML reads true unquoted as true: write 'true' in quotes if it is text"),
+    ("step_tiers: {planning: bf16, recovery: bf16, final: bf16, tool_call: fp8}",
+     "step_tiers:\n    planning: bf16\n    code: yes", 47,
+     "router.step_tiers.code: a name or a number is expected here, not a YAML boolean "
+     "(true/false); YAML reads yes unquoted as true: write 'yes' in quotes if it is text"),
+])
+def test_a_yaml_boolean_for_a_step_tier_says_a_name_goes_there(tmp_path, capsys, monkeypatch,
+                                                               old, new, line, said):
+    """``step_tiers: {planning: true}`` (or a tier named ``yes`` there, unquoted) was told
+    "router.step_tiers: a number is expected here": a step type's tier is a tier's name or
+    index, as ``router.tier``'s is, and the line names the step type now, with the quotes a
+    name YAML read as a boolean needs."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "agentic.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    got = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert got == f"Error: s.yaml: line {line}: {said}"
+    assert not (tmp_path / "o").exists()

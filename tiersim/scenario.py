@@ -231,14 +231,35 @@ def _first_problem(data: Any, root: yaml.Node | None,
     return where, not_whole_words(_value_at(data, where).text)
 
 
-def _boolean_words(where: Loc, annotation: Any, root: yaml.Node | None) -> tuple[Loc, str]:
-    """Why the YAML boolean at ``where`` (a field typed ``annotation``) is refused
-    (:func:`boolean_problem`)."""
+def _first_bool(annotation: Any, value: Any, sub: Loc = ()) -> tuple[Any, Loc]:
+    """The type ``annotation`` gives the first YAML boolean in ``value`` (itself, or an item
+    of its lists or mapping values), and where in ``value`` it is (``sub``): a boolean among a
+    map's tier references (``step_tiers: {planning: true}``) is where a tier's name goes as
+    well as a number; ``(Any, ())`` where there is none."""
+    if isinstance(value, bool):
+        return annotation, sub
+    items = (enumerate(value) if isinstance(value, list | tuple)
+             else value.items() if isinstance(value, dict) else ())
+    for i, item in items:
+        if not _has_bool(item):
+            continue
+        kinds = [k for k in _members(annotation)
+                 if (typing.get_origin(k) is dict) == isinstance(value, dict)] or [Any]
+        return _first_bool(_item_type(kinds[0], value, i), item, (*sub, i))
+    return Any, ()
+
+
+def _boolean_words(where: Loc, annotation: Any, sub: Loc,
+                   root: yaml.Node | None) -> tuple[Loc, str]:
+    """Why the YAML boolean at ``where`` (a field; the boolean at ``sub`` inside its value,
+    which the field's type gives ``annotation``) is refused (:func:`boolean_problem`), and
+    where: the field, or the item where a name goes too (``router.step_tiers.planning``)."""
     if not any(kind is str for kind in _members(annotation)):
         return where, "a number is expected here, not a YAML boolean (true/false)"
-    reading = _yaml_reading(root, where) if root is not None else (
+    reading = _yaml_reading(root, where + sub) if root is not None else (
         "; YAML reads unquoted yes, no, on and off as booleans: quote a name ('no')")
-    return where, f"a name or a number is expected here, not a YAML boolean (true/false){reading}"
+    return (where + sub, "a name or a number is expected here, not a YAML boolean (true/false)"
+            + reading)
 
 
 def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
@@ -298,7 +319,7 @@ def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, root: yaml.Node | 
         annotation, wants_number, held = field
         at = loc + (key,)
         if wants_number and _BOOLEAN in pending and _has_bool(value):
-            found[_BOOLEAN] = (at, annotation)
+            found[_BOOLEAN] = (at, *_first_bool(annotation, value))
             pending -= _TOLD_BEFORE[_BOOLEAN]
         if not pending.isdisjoint(_IN_VALUES):
             _numbers_in(annotation, value, at, (), root, pending, found)
