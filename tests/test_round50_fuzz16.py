@@ -114,3 +114,32 @@ def test_a_yaml_boolean_for_a_step_tier_says_a_name_goes_there(tmp_path, capsys,
     got = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert got == f"Error: s.yaml: line {line}: {said}"
     assert not (tmp_path / "o").exists()
+
+
+def test_a_fleet_too_big_for_the_memory_left_is_refused_before_the_trace_is_read(
+        tmp_path, capsys, monkeypatch):
+    """Each tier is held to 100,000 engine replicas (replicas x data_parallel), but not the
+    fleet: 64 tiers at that limit, 6.4 million at about 3.2 KB each (two tiers of 65,536
+    peaked 421 MB above one replica a tier), took memory until there was none. A fleet whose
+    engine replicas cannot fit in what the process may still take, at 3,000 bytes each at
+    least, is refused at once, naming the fix; one byte more room and it runs."""
+    from tiersim import inputs
+
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text().replace(
+        "replicas: 1\n", "replicas: 4\n    gpus_per_replica: 8\n    data_parallel: 8\n")
+    (tmp_path / "s.yaml").write_text(text)
+    need = 2 * 4 * 8 * 3000
+    monkeypatch.setattr(inputs, "memory_room",
+                        lambda: (need - 1, "its address-space limit, ulimit -v"))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines"))
+    assert line == ("Error: s.yaml: line 13: tiers: the fleet's 64 engine replicas (replicas x "
+                    "data_parallel, over its 2 tiers) need at least about 0.0 GB at about 3000 "
+                    "bytes a replica, more than the 0.0 GB this process may still use (its "
+                    "address-space limit, ulimit -v); lower replicas or data_parallel, or run "
+                    "where more memory is allowed")
+    assert not (tmp_path / "o").exists()
+    monkeypatch.setattr(inputs, "memory_room",
+                        lambda: (need, "its address-space limit, ulimit -v"))
+    assert run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
+                   "--no-report")[0] == 0

@@ -119,6 +119,31 @@ def trace_keep(scenario: Scenario | None) -> tuple[str, ...]:
     return () if cache is None else (cache.key,)
 
 
+ENGINE_REPLICA_BYTES = 3000
+"""Memory a run takes per engine replica (a replica, or each data-parallel rank of one: each
+schedules on its own), at least: two tiers of 65,536 (1,024 replicas x data_parallel 64) peaked
+421 MB above a run of the same trace on one replica a tier (3.2 KB each), two of 8,192 51 MB
+(3.1 KB each), on the tiny scenario's trace, 2026-12-07. A floor, as
+:data:`RUN_REQUEST_BYTES` is: each tier may hold up to 100,000, and 64 tiers of them (6.4
+million) would take about 20 GB."""
+
+
+def check_fleet_memory(scenario: Scenario, source: str) -> None:
+    """Refuse, before the engine is built, a fleet whose engine replicas over all its tiers
+    cannot fit in what this process may still take (:func:`tiersim.memory.memory_room`), at
+    :data:`ENGINE_REPLICA_BYTES` each: each tier is held to 100,000 on its own
+    (:func:`tiersim.scenario._check_limits`), but not the fleet, which took memory until
+    there was none. A ScenarioError naming ``tiers``, the estimate and the fix."""
+    engines = sum(tier.replicas * tier.data_parallel for tier in scenario.tiers)
+    short = beyond_room(engines, ENGINE_REPLICA_BYTES, "replica", memory_room())
+    if short is None:
+        return
+    raise ScenarioError(source, "tiers", (
+        f"the fleet's {engines:,} engine replicas (replicas x data_parallel, over its "
+        f"{len(scenario.tiers)} tiers) {short}; lower replicas or data_parallel, or run where "
+        "more memory is allowed"))
+
+
 def check_run_memory(scenario: Scenario, trace: LoadedTrace, requests: int) -> None:
     """Refuse, before the engine is built, a run of ``requests`` requests from ``trace`` that
     cannot fit in what this process may still take (:func:`tiersim.memory.memory_room`): at

@@ -34,6 +34,7 @@ from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     REFERENCE_STEP,
     baseline_infos,
+    check_fleet_memory,
     check_run_memory,
     cost_weight,
     load_scenario_trace,
@@ -175,6 +176,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
     workload_rng, train_rng, router_rng = _rngs(scenario)
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
+    check_fleet_memory(scenario, source)  # before the trace is read: refused at once
     loaded = load_scenario_trace(scenario, source)
     prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
                            source)  # the raw trace is not kept: the table is
