@@ -143,3 +143,41 @@ def test_a_fleet_too_big_for_the_memory_left_is_refused_before_the_trace_is_read
                         lambda: (need, "its address-space limit, ulimit -v"))
     assert run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines",
                    "--no-report")[0] == 0
+
+
+@pytest.mark.parametrize(("replicas", "tier", "said"), [
+    (100, "bf16", "tier 'bf16' aggregated and 63 of its 99 prefill/decode splits, spread evenly "
+     "(at most 63 are tried)"),
+    (9, None, "tier 'w4a16' aggregated and its 8 prefill/decode splits"),
+])
+def test_disagg_says_up_front_how_many_runs_it_makes(tmp_path, capsys, monkeypatch, replicas,
+                                                     tier, said):
+    """``tiersim disagg`` of a tier of 300 replicas ran 64 full runs of the scenario one after
+    another (75 s over an hour of the tiny scenario's trace), printing nothing until all had
+    run; more than 8 runs are now named before the first starts (the runs are stopped here)."""
+    import tiersim.disagg
+    from tiersim.errors import TiersimError
+
+    def stop(*_args, **_kwargs):
+        raise TiersimError("stopped before the first run")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tiersim.disagg, "compare_splits", stop)
+    text = (SCENARIOS / "tiny.yaml").read_text().replace("replicas: 1\n", f"replicas: {replicas}\n")
+    (tmp_path / "s.yaml").write_text(text)
+    code, err = run_cli(capsys, "disagg", "s.yaml", *(["--tier", tier] if tier else []))
+    assert code == 1
+    assert err.splitlines() == [
+        f"note: simulating {replicas if replicas < 64 else 64} runs of the scenario, one after "
+        f"another: {said}; the table is printed once all have run",
+        "Error: stopped before the first run"]
+
+
+def test_disagg_of_a_refused_tier_prints_no_such_note(tmp_path, capsys, monkeypatch):
+    """A tier that cannot be split is refused in its one line, no note before it (eight runs
+    or fewer are not noted: test_round22_serving's disagg prints nothing on stderr)."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text().replace("replicas: 1\n", "replicas: 100\n")
+    (tmp_path / "s.yaml").write_text(text)
+    line = one_error_line(*run_cli(capsys, "disagg", "s.yaml", "--tier", "nope"))
+    assert line == "Error: s.yaml: --tier: no tier named 'nope'; tiers are w4a16, bf16"

@@ -32,8 +32,9 @@ from tiersim.runner import run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
 from tiersim.scenario_where import _short
 
-__all__ = ["MAX_SPLITS", "SCORE_WORDS", "SplitResult", "compare_splits", "default_tier",
-           "other_tiers", "prefill_counts", "score_text", "splittable"]
+__all__ = ["MAX_SPLITS", "NOTED_RUNS", "SCORE_WORDS", "SplitResult", "compare_splits",
+           "default_tier", "other_tiers", "prefill_counts", "score_text", "splits_to_run",
+           "splittable"]
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,17 @@ def splittable(scenario: Scenario) -> list[str]:
             if t.replicas >= 2 and t.speculative is None and t.data_parallel == 1]
 
 
-def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitResult]:
-    """Every split of ``tier`` (default: :func:`default_tier`) and the aggregated tier, best
-    first (:func:`tiersim.metrics.split_rank`)."""
+NOTED_RUNS = 8
+"""More runs than this, and ``tiersim disagg`` says up front how many it makes (each is a full
+run of the scenario, one after another; 64 of a 300-replica tier over an hour of the tiny
+scenario's trace took 75 s, and printed nothing until all had run)."""
+
+
+def splits_to_run(scenario: Scenario, tier: str | None = None
+                  ) -> tuple[int, list[tuple[int, int] | None]]:
+    """The index of the tier :func:`compare_splits` splits (``tier``, default:
+    :func:`default_tier`) and the splits it runs, ``None`` (aggregated) first; a tier it cannot
+    split is refused in one line."""
     names = [t.name for t in scenario.tiers]
     baseline = [t.name for t in scenario.baselines]
     baseline_line = baseline_only(tier, names, baseline, "which serves no request of the "
@@ -109,8 +118,16 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
                            "splits of such a tier are not modelled, so they cannot be compared; "
                            f"remove it{' or ' + other if other else ''}")
     count = chosen.replicas
+    return index, [None] + [(x, count - x) for x in prefill_counts(count)]
+
+
+def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitResult]:
+    """Every split of ``tier`` (default: :func:`default_tier`) and the aggregated tier, best
+    first (:func:`tiersim.metrics.split_rank`)."""
+    index, splits = splits_to_run(scenario, tier)
+    chosen = scenario.tiers[index]
     out = []
-    for split in [None] + [(x, count - x) for x in prefill_counts(count)]:
+    for split in splits:
         with warnings.catch_warnings():
             if split is not None:  # a split tried here, not one the scenario chose
                 warnings.filterwarnings("ignore", LONE_PREFILL_NOTE, Note)

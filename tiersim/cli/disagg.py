@@ -39,6 +39,7 @@ def disagg(
     check_scenario_keys(loaded, path)  # as `run` refuses them: a key no split reads
     if loaded.sweep:
         echo(f"note: {base_point_only(path, 'simulates')}", err=True)
+    _note_runs(loaded, tier)
     rows = compare_splits(loaded, tier)
     chosen = tier or default_tier(loaded)
     if len(rows) > 1 and next(t for t in loaded.tiers if t.name == chosen).disaggregation is None:
@@ -64,6 +65,26 @@ def disagg(
     echo(_score_legend(loaded, any(r.dropped for r in rows)))
     for line in provenance_lines(path):
         echo(line)
+
+
+def _note_runs(scenario, tier: str | None) -> None:
+    """Say up front how many runs the table takes, where they are more than
+    :data:`tiersim.disagg.NOTED_RUNS` (each a full run of the scenario: a tier of hundreds of
+    replicas ran 64 of them, and nothing was printed until all had); a tier that cannot be
+    split is refused, in its one line."""
+    from tiersim.disagg import MAX_SPLITS, NOTED_RUNS, splits_to_run
+
+    index, splits = splits_to_run(scenario, tier)
+    if len(splits) <= NOTED_RUNS:
+        return
+    chosen = scenario.tiers[index]
+    ways = chosen.replicas - 1
+    some = (f"{len(splits) - 1} of its {ways:,} prefill/decode splits, spread evenly (at most "
+            f"{MAX_SPLITS} are tried)" if len(splits) - 1 < ways else
+            f"its {ways:,} prefill/decode splits")
+    echo(f"note: simulating {len(splits)} runs of the scenario, one after another: tier "
+         f"{chosen.name!r} aggregated and {some}; the table is printed once all have run",
+         err=True)
 
 
 def _score_legend(scenario, drops: bool) -> str:
