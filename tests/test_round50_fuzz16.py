@@ -26,6 +26,10 @@ POLICIES = ("'uniform', 'static_split', 'threshold', 'lagrangian', 'oracle', 'ca
     ("response_cache", "mode: top_n", "mode: 1e999",
      "line 29: router.response_cache.mode: must be one of 'top_n' or 'lru' (got 1e999); YAML "
      "reads 1e999 unquoted as a number: write '1e999' in quotes if it is text"),
+    ("prefix_cache", "enable_prefix_caching: true", "enable_prefix_caching: 1e999",
+     "line 21: tiers[0].scheduler.enable_prefix_caching: must be true or false (got 1e999)"),
+    ("kv_offload", "kv_offload_overlap: true", "kv_offload_overlap: .nan",
+     "line 30: tiers[0].scheduler.kv_offload_overlap: must be true or false (got .nan)"),
     ("response_cache", "cost_model: attributed", "cost_model: .NaN",
      "line 36: cost_model: must be one of 'attributed', 'provisioned' or 'fixed_per_request' "
      "(got .NaN); YAML reads .NaN unquoted as a number: write '.NaN' in quotes if it is text"),
@@ -33,10 +37,10 @@ POLICIES = ("'uniform', 'static_split', 'threshold', 'lagrangian', 'oracle', 'ca
 def test_a_nan_or_infinity_where_text_goes_is_told_as_a_number_there_is(
         tmp_path, capsys, monkeypatch, name, old, new, said):
     """``.nan``, ``.inf`` or ``1e999`` at a key that takes text (a policy, a precision, a trace
-    path, a response cache's mode) was told "must be a finite number (got .nan)": a key that
-    takes no number at all, so the fix named was none. It is now told as ``3`` there is: the
-    words the key takes, and that YAML read the value as a number ("(got .inf)" for 1e999
-    before, a value the file does not hold)."""
+    path, a response cache's mode) or true/false was told "must be a finite number (got
+    .nan)": a key that takes no number at all, so the fix named was none. It is now told as
+    ``3`` there is: the words the key takes, and that YAML read the value as a number ("(got
+    .inf)" for 1e999 before, a value the file does not hold)."""
     monkeypatch.chdir(tmp_path)
     text = (SCENARIOS / f"{name}.yaml").read_text()
     assert old in text

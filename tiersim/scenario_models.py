@@ -657,11 +657,12 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
-def wants_text(loc: Loc) -> bool:
-    """Whether the scenario key at ``loc`` takes text alone (a name, a path, one of some
-    words: ``router.policy``, ``tiers[0].precision``), so that a number there, ``.nan`` or
-    ``1e400`` too, is text YAML read as a number, not a number out of range. An item of a
-    list of maps is at its index, or at its name as a sweep axis names it (``tiers.bf16``)."""
+def takes_no_number(loc: Loc) -> bool:
+    """Whether the scenario key at ``loc`` takes no number: text alone (a name, a path, one of
+    some words: ``router.policy``, ``tiers[0].precision``) or true/false alone
+    (``enable_prefix_caching``), so that a number there, ``.nan`` or ``1e400`` too, is refused
+    as any number there is, not as a number out of range. An item of a list of maps is at its
+    index, or at its name as a sweep axis names it (``tiers.bf16``)."""
     model: Any = Scenario
     info, listed = None, False
     for part in loc:
@@ -674,7 +675,7 @@ def wants_text(loc: Loc) -> bool:
             return False
         info = fields[part]
         model, listed = _model_in(info.annotation), _is_list(info.annotation)
-    return info is not None and not listed and _text_only(info.annotation)
+    return info is not None and not listed and _no_number(info.annotation)
 
 
 def _is_list(annotation: Any) -> bool:
@@ -686,16 +687,16 @@ def _is_list(annotation: Any) -> bool:
                if typing.get_origin(annotation) in (Annotated, typing.Union, types.UnionType))
 
 
-def _text_only(annotation: Any) -> bool:
-    """Whether an annotation admits text alone (``str``, ``Literal['a', 'b']``, either with
-    ``None`` or inside ``Annotated``)."""
+def _no_number(annotation: Any) -> bool:
+    """Whether an annotation admits no number: text or booleans alone (``str``,
+    ``Literal['a', 'b']``, ``bool``, each with ``None`` or inside ``Annotated``)."""
     origin = typing.get_origin(annotation)
-    if annotation is str:
+    if annotation in (str, bool):
         return True
     if origin is Literal:
         return all(isinstance(arg, str) for arg in typing.get_args(annotation))
     if origin is Annotated:
-        return _text_only(typing.get_args(annotation)[0])
+        return _no_number(typing.get_args(annotation)[0])
     args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
     return bool(args) and origin in (typing.Union, types.UnionType) and all(
-        _text_only(arg) for arg in args)
+        _no_number(arg) for arg in args)

@@ -265,7 +265,7 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
         text = _number_for_text(loc, root)
         if text is not None:  # a name: text YAML read as a number, not a number gone wrong
             raise ScenarioError(source, _where(loc, root), text)
-        if _takes_text(loc):
+        if _takes_no_number(loc):
             return  # the key's own check words it, as it does any number there
     if isinstance(data, _Underflow):
         raise ScenarioError(source, _where(loc, root), underflow_words(data.text))
@@ -308,16 +308,17 @@ def _number_for_text(loc: Loc, root: yaml.Node | None) -> str | None:
     return f"input should be a valid string{got}{reading}"
 
 
-def _takes_text(loc: Loc) -> bool:
-    """Whether the scenario key at ``loc`` takes text alone, a model key aside (its own words,
-    :func:`_not_finite`): ``router.policy: .nan`` read "must be a finite number", of a key
-    that takes no number. A sweep axis' value is at the key the axis names."""
-    from tiersim.scenario_models import wants_text
+def _takes_no_number(loc: Loc) -> bool:
+    """Whether the scenario key at ``loc`` takes no number (text or true/false alone), a model
+    key aside (its own words, :func:`_not_finite`): ``router.policy: .nan`` read "must be a
+    finite number", of a key that takes none. A sweep axis' value is at the key the axis
+    names."""
+    from tiersim.scenario_models import takes_no_number
 
     if loc[:1] == ("sweep",) and len(loc) > 2 and isinstance(loc[-1], int):
         path = loc[-2]  # an axis' value: the key its dotted path names
         loc = tuple(path.split(".")) if isinstance(path, str) else ()
-    return bool(loc) and loc[-1] not in MODEL_KEYS and wants_text(loc)
+    return bool(loc) and loc[-1] not in MODEL_KEYS and takes_no_number(loc)
 
 
 def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
