@@ -1,0 +1,88 @@
+"""Round 50 hand mutation audit: each test here kills a hand-made mutant of the cost, routing,
+closed-form, engine, metrics or sweep code that the suite let live (a boundary moved by one, a
+dropped request counted, a share for its complement), with a closed form or a tiny
+hand-computed case, never a figure copied from the code's own output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tiersim import analytic
+from tiersim.routing import TierInfo, build_router
+from tiersim.routing.accuracy import needed_tier
+from tiersim.routing.metrics import error_rates, wilson_ci
+
+TIERS3 = [
+    TierInfo("w4", accuracy={"easy": 0.97, "hard": 0.4}, cost_weight=1.0),
+    TierInfo("fp8", accuracy={"easy": 0.99, "hard": 0.7}, cost_weight=1.6),
+    TierInfo("bf16", accuracy={"easy": 1.0, "hard": 0.9}, cost_weight=2.5),
+]
+
+
+# ---- the two-type closed form ------------------------------------------------------------------
+
+def test_the_kink_puts_the_hard_share_on_the_top_tier():
+    """At the oracle's kink every hard request, 1 - p of them, is on the top tier (the mutant
+    reported p, the easy share, as ``kink.top_share``)."""
+    out = analytic.summary(analytic.TwoType(p=0.7, eps=0.01, delta=0.3, dc=2.0, c0=1.0))
+    assert out["kink"]["top_share"] == pytest.approx(0.3)
+    assert out["kink"]["cost"] == pytest.approx(1.0 + 0.3 * 2.0)
+
+
+def test_an_easy_loss_above_the_hard_loss_is_refused():
+    """eps > delta swaps the two types (the easy requests are the hard ones): refused; equal
+    losses (one type) are the model's edge and allowed."""
+    with pytest.raises(ValueError, match="need eps <= delta"):
+        analytic.TwoType(p=0.5, eps=0.3, delta=0.2)
+    with pytest.raises(ValueError, match="need eps <= delta"):
+        analytic.TwoType(p=0.5, eps=0.2 + 1e-9, delta=0.2)
+    assert analytic.max_saving(0.5, 0.2, 0.2) == 0.0
+    analytic.TwoType(p=0.5, eps=0.2, delta=0.2)
+
+
+# ---- routing metrics and injected confusion ----------------------------------------------------
+
+def test_a_dropped_request_is_no_silent_failure():
+    """Request 0 is dropped on the cheap tier (wrong there, right on top): a visible failure;
+    request 1 was answered wrong on the cheap tier where the top tier is right: silent. One of
+    two requests (the mutant counted both)."""
+    realised = np.array([[0.0, 1.0], [0.0, 1.0]])
+    rates = error_rates(np.array([0, 0]), realised, dropped=np.array([True, False]))
+    assert rates["silent_failure_rate"] == 0.5
+    assert error_rates(np.array([0, 0]), realised)["silent_failure_rate"] == 1.0
+
+
+def test_wilson_interval_of_five_in_ten_is_the_textbook_one():
+    """Wilson's score interval of 5 of 10 at 95 %: centre 0.5, half-width
+    z sqrt(0.25 / 10 + z^2 / 400) / (1 + z^2 / 10) = 0.26341 (0.2366, 0.7634 as tabulated)."""
+    z = 1.959963984540054
+    half = z * np.sqrt(0.25 / 10 + z * z / 400) / (1 + z * z / 10)
+    lo, hi = wilson_ci(5, 10)
+    assert (lo, hi) == pytest.approx((0.5 - half, 0.5 + half), abs=1e-12)
+    assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
+
+
+def test_confusion_rates_summing_to_one_are_accepted():
+    """``fpr + fnr must be <= 1``: exactly 1 is allowed (every request draws one of the two)."""
+    build_router({"policy": "oracle", "confusion": {"fpr": 0.5, "fnr": 0.5}}, TIERS3)
+    build_router({"policy": "oracle", "confusion": {"fpr": 0.0, "fnr": 1.0}}, TIERS3)
+
+
+def test_cascade_false_positives_cancel_only_escalations_that_were_needed():
+    """A cascade's injected false positive cancels an escalation of a request that needed a
+    tier above the cheap one; at fpr 1 every such escalation is cancelled and no other: a
+    request the cheap tier already answered as well as the top (wrong on both) stays
+    escalated. The mutant cancelled those too, cutting cost with no error to show for it."""
+    import pandas as pd
+
+    # realised labels (w4, fp8, bf16): needed tiers 2, 0 (all wrong), 1, 0 (all right), 2
+    labels = np.array([[0, 0, 1], [0, 0, 0], [0, 1, 1], [1, 1, 1], [0, 1, 1], [0, 0, 1]], float)
+    df = pd.DataFrame({"input_tokens": 100, "output_tokens": 10,
+                       **{f"correct_{t.name}": labels[:, k] for k, t in enumerate(TIERS3)}})
+    need = needed_tier(labels)
+    wrong = labels[:, 0] < 0.5
+    cfg = {"policy": "cascade", "cascade": {"signal_noise": 0.0}, "confusion": {"fpr": 1.0}}
+    a = build_router(cfg, TIERS3).assign(df, np.random.default_rng(0))
+    assert a.escalated.tolist() == (wrong & (need == 0)).tolist() == [
+        False, True, False, False, False, False]
