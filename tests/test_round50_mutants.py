@@ -86,3 +86,36 @@ def test_cascade_false_positives_cancel_only_escalations_that_were_needed():
     a = build_router(cfg, TIERS3).assign(df, np.random.default_rng(0))
     assert a.escalated.tolist() == (wrong & (need == 0)).tolist() == [
         False, True, False, False, False, False]
+
+
+# ---- the planner's fleets, as the run costs them -----------------------------------------------
+
+def test_a_planned_fleet_is_paid_until_the_response_cache_last_answers(tmp_path):
+    """Requests 0 and 1 (prompts a and b) arrive at 0 s and the fleet answers them in well
+    under a second; request 2 repeats prompt a at 100 s and the cache answers it 5 ms later.
+    Under provisioned cost the run pays its fleet for those 100.005 s; the plan's simulation of
+    the same fleet must too (the mutant paid only until its last simulated finish, so the plan
+    quoted a fraction of the run's cost for the same fleet)."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.plan.evaluate import Design, SimEvaluator
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": [0, 1, 2], "arrival_s": [0.0, 0.0, 100.0],
+                  "input_tokens": [100, 120, 100], "output_tokens": [10, 10, 10],
+                  "prompt_hash": ["a", "b", "a"]}).to_csv(trace, index=False)
+    doc = tiny_doc(trace={"path": str(trace)}, cost_model="provisioned",
+                   router={"policy": "static_split", "fractions": [1, 0],
+                           "response_cache": {"mode": "lru", "size": 5, "lookup_s": 0.005}})
+    scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
+    run = run_scenario(scenario)
+    assert run.duration_s == pytest.approx(100.005)
+    planned = SimEvaluator(scenario).evaluate(Design(("w4a16", "bf16"), (1, 1)),
+                                              {"w4a16": 1, "bf16": 1})
+    # two replicas of one GPU at 3.50 USD/GPU-hour for 100.005 s
+    assert planned.duration_s == pytest.approx(100.005)
+    assert planned.cost_usd == pytest.approx(2 * 3.5 * 100.005 / 3600) == \
+        pytest.approx(run.cost_usd)
