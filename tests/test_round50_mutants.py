@@ -88,6 +88,27 @@ def test_cascade_false_positives_cancel_only_escalations_that_were_needed():
         False, True, False, False, False, False]
 
 
+# ---- SLO attainment ---------------------------------------------------------------------------
+
+def test_a_one_token_answer_within_its_ttft_meets_the_slo():
+    """A one-token output has no time per output token (no gap between tokens): it meets the
+    SLO on its TTFT alone. Request 0 (11 tokens, TTFT 0.5 s, TPOT 0.1 s) and request 1 (one
+    token, TTFT 0.5 s) both meet TTFT <= 1 s and TPOT <= 0.2 s; request 2 (one token, TTFT
+    2 s) misses it: 2 of 3. The mutant failed every one-token answer (1 of 3)."""
+    import pandas as pd
+
+    from tiersim.metrics import Slo, add_latencies, request_stats
+
+    df = add_latencies(pd.DataFrame({
+        "arrival_s": [0.0, 1.0, 2.0], "first_token_s": [0.5, 1.5, 4.0],
+        "finish_s": [1.5, 1.5, 4.0], "input_tokens": [100, 100, 100],
+        "output_tokens": [11, 1, 1], "queue_s": [0.0, 0.0, 0.0],
+        "expected_accuracy": [1.0, 1.0, 1.0]}))
+    stats = request_stats(df, Slo(ttft_s=1.0, tpot_s=0.2))
+    assert stats.slo_attainment == pytest.approx(2 / 3)
+    assert stats.tpot_p50_s == pytest.approx(0.1)  # the one-token answers have none
+
+
 # ---- the planner's fleets, as the run costs them -----------------------------------------------
 
 def test_a_planned_fleet_is_paid_until_the_response_cache_last_answers(tmp_path):
@@ -119,3 +140,32 @@ def test_a_planned_fleet_is_paid_until_the_response_cache_last_answers(tmp_path)
     assert planned.duration_s == pytest.approx(100.005)
     assert planned.cost_usd == pytest.approx(2 * 3.5 * 100.005 / 3600) == \
         pytest.approx(run.cost_usd)
+
+
+def test_the_plan_draws_the_scenarios_seed_as_the_run_does(tmp_path):
+    """``tiersim plan`` simulates a design from the scenario's seed, as ``tiersim run`` does:
+    a random 50/50 split of 40 requests of different lengths over two tiers of different
+    accuracy lands each request where the run's does, so the planned accuracy and cost of the
+    run's own fleet are the run's, at a seed other than 0 (the mutant drew the plan from seed
+    0 whatever the scenario said, and quoted another split's figures)."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.plan.evaluate import Design, SimEvaluator
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    rng = np.random.default_rng(5)
+    trace = tmp_path / "t.csv"
+    pd.DataFrame({"request_id": range(40), "arrival_s": np.arange(40) * 0.05,
+                  "input_tokens": rng.integers(50, 400, 40),
+                  "output_tokens": rng.integers(5, 40, 40)}).to_csv(trace, index=False)
+    doc = tiny_doc(trace={"path": str(trace)}, seed=7, cost_model="attributed",
+                   router={"policy": "static_split", "fractions": [0.5, 0.5]})
+    scenario = load_scenario(write_yaml(tmp_path / "s.yaml", doc))
+    run = run_scenario(scenario)
+    planned = SimEvaluator(scenario).evaluate(Design(("w4a16", "bf16"), (1, 1)),
+                                              {"w4a16": 1, "bf16": 1})
+    assert planned.accuracy == pytest.approx(run.accuracy, abs=1e-12)
+    assert planned.cost_usd == pytest.approx(run.cost_usd, rel=1e-9)
+    assert planned.tiers["w4a16"].requests == run.tier("w4a16").requests
