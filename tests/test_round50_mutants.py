@@ -109,6 +109,90 @@ def test_a_one_token_answer_within_its_ttft_meets_the_slo():
     assert stats.tpot_p50_s == pytest.approx(0.1)  # the one-token answers have none
 
 
+def _three_requests():
+    """Request 0 on tier 0 (TTFT 0.5 s), request 1 on tier 1 (TTFT 3 s), request 2 on tier 1
+    dropped (no first token, no finish); the last finish at 4 s."""
+    import pandas as pd
+
+    from tiersim.metrics import add_latencies
+
+    return add_latencies(pd.DataFrame({
+        "arrival_s": [0.0, 1.0, 2.0], "first_token_s": [0.5, 4.0, np.nan],
+        "finish_s": [1.5, 4.0, np.nan], "input_tokens": [100, 100, 100],
+        "output_tokens": [11, 1, 50], "queue_s": [0.0, 0.0, np.nan],
+        "expected_accuracy": [1.0, 1.0, 0.0], "final_tier": [0, 1, 1]}))
+
+
+def test_request_throughput_counts_answered_requests_only():
+    """2 answered requests over 4 s: 0.5 requests/s (the mutant counted the dropped one: 0.75),
+    and 12 output tokens over 4 s."""
+    from tiersim.metrics import Slo, request_stats
+
+    stats = request_stats(_three_requests(), Slo(ttft_s=1.0, tpot_s=0.2))
+    assert stats.duration_s == 4.0
+    assert stats.throughput_req_s == pytest.approx(0.5)
+    assert stats.throughput_tok_s == pytest.approx(12 / 4)
+
+
+def test_a_tiers_p99_ttft_is_of_its_own_requests():
+    """Tier 0 answered one request in 0.5 s: its p99 TTFT is 0.5 s, not the fleet's (the
+    mutant gave every tier the whole run's p99, 2.975 s here); tier 1's one answered request
+    took 3 s (its dropped one has no TTFT)."""
+    from tiersim.metrics import tier_stats
+
+    df = _three_requests()
+    zero, one = tier_stats(df, 0), tier_stats(df, 1)
+    assert (zero.requests, zero.share, zero.ttft_p99_s, zero.tpot_p99_s) == (
+        1, pytest.approx(1 / 3), 0.5, pytest.approx(0.1))
+    assert (one.requests, one.ttft_p99_s, one.tpot_p99_s) == (2, 3.0, None)
+
+
+# ---- the engine ---------------------------------------------------------------------------------
+
+def test_a_preempted_request_keeps_its_first_admission():
+    """Two requests of 16 prompt and 40 output tokens on 4 KV blocks of 16 tokens: both are
+    admitted at 0 s (a block each) and take a second block at 16 tokens; at 32 tokens each
+    needs a third, which 4 blocks cannot hold: the newest (request 1) is preempted, and
+    re-admitted once request 0 is done.
+    Its queueing delay (``admitted - arrival``, docs/metrics.md: admission time less the time
+    the pass entered the queue) is 0: it was admitted at once. The mutant moved its admission
+    to the re-admission, which counted the time it ran before it was preempted as queueing."""
+    from tiersim.engine import ReplicaScheduler, Req, SchedulerLimits
+
+    sched = ReplicaScheduler(SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64,
+                                             block_size=16, watermark=0.0), 4)
+    first, second = Req(0, prompt=16, output=40, arrival=0.0), Req(1, 16, 40, 0.0)
+    assert sched.add(first) and sched.add(second)
+    t, readmitted = 0.0, None
+    while not sched.idle():
+        plan = sched.schedule(t)
+        if plan.empty:
+            continue
+        if second.preemptions and readmitted is None and second in dict(plan.chunks):
+            readmitted = t
+        t += 1.0
+        sched.complete(plan, 1, t, 1.0)
+    assert (first.preemptions, second.preemptions) == (0, 1)
+    assert readmitted is not None and readmitted >= first.finish > 0
+    assert (first.admitted, second.admitted) == (0.0, 0.0)
+    assert sched.free == 4 and sched.peak_blocks == 4
+
+
+# ---- the sweep table ----------------------------------------------------------------------------
+
+def test_a_summary_field_named_as_a_column_does_not_replace_it():
+    """A point's row holds its own status and axis values; a summary field of the same name
+    goes under ``summary.<name>`` beside them (the mutant wrote the summary's over them, so the
+    axis column showed another value than the point ran at)."""
+    from tiersim.sweep.store import record_row
+
+    record = {"point_id": "p1", "index": 0, "status": "ok", "values": {"seed": 3},
+              "summary": {"seed": 0, "status": "other", "cost_usd": 1.5}}
+    row = record_row(record, ["seed"])
+    assert (row["status"], row["seed"], row["cost_usd"]) == ("ok", 3, 1.5)
+    assert (row["summary.status"], row["summary.seed"]) == ("other", 0)
+
+
 # ---- the planner's fleets, as the run costs them -----------------------------------------------
 
 def test_a_planned_fleet_is_paid_until_the_response_cache_last_answers(tmp_path):
