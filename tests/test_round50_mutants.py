@@ -178,6 +178,29 @@ def test_a_preempted_request_keeps_its_first_admission():
     assert sched.free == 4 and sched.peak_blocks == 4
 
 
+def test_an_escalated_requests_preemptions_sum_both_passes():
+    """The requests of the hand-stepped case above, on a cheap tier of 4 blocks; request 1,
+    preempted there once, then escalates to a top tier where it runs alone (40 steps of 10 ms
+    after 0.63 s: done at 1.03 s) and is never preempted. Its ``preemptions`` are over both
+    passes (docs/metrics.md): 1, which the mutant overwrote with the second pass's 0. Its
+    queueing is 0 on both passes: admitted at once each time."""
+    from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
+    from tiersim.perf.base import LinearStepModel
+
+    model = LinearStepModel(overhead=0.01, per_prefill_token=0.0, per_decode_seq=0.0,
+                            per_context_token=0.0)
+    lim = SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64, block_size=16,
+                          watermark=0.0)
+    tiers = [TierSpec("cheap", 1, 4, model, lim), TierSpec("top", 1, 4, model, lim)]
+    work = Workload(np.zeros(2), np.full(2, 16), np.full(2, 40), np.array([0, 0]),
+                    escalate_to=np.array([-1, 1]))
+    res = simulate(tiers, work)
+    assert res.escalated.tolist() == [False, True]
+    assert res.finish_s.tolist() == pytest.approx([0.40, 1.03])
+    assert res.preemptions.tolist() == [0, 1]
+    assert res.queue_s.tolist() == [0.0, 0.0]
+
+
 # ---- the sweep table ----------------------------------------------------------------------------
 
 def test_a_summary_field_named_as_a_column_does_not_replace_it():
