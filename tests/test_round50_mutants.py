@@ -216,6 +216,46 @@ def test_a_summary_field_named_as_a_column_does_not_replace_it():
     assert (row["summary.status"], row["summary.seed"]) == ("other", 0)
 
 
+# ---- the planner's verdict on a simulated fleet --------------------------------------------------
+
+def _outcome(ttft, tpot, dropped, requests=4):
+    """A one-tier simulated fleet of ``requests`` requests, ``dropped`` of them dropped."""
+    from tiersim.plan.evaluate import Outcome, TierOutcome
+
+    return Outcome(ttft_p99_s=ttft, tpot_p99_s=tpot, dropped=dropped, accuracy=0.5,
+                   cost_usd=1.0, cost_per_hour_usd=1.0, duration_s=3600.0,
+                   tiers={"a": TierOutcome(1, requests, ttft, tpot, dropped, 0.5)})
+
+
+def test_a_fleet_that_finished_nothing_meets_no_latency():
+    """Every request dropped: no p99 to measure, which is no latency met (the mutant read the
+    missing p99s as 0 s: plan.json's margins said TTFT and TPOT met, and the search saw the
+    fleet 10x over by its drops alone, not at the cap of a fleet that serves nothing)."""
+    from tiersim.plan.constraints import OVERSHOOT_CAP, Constraints, margins, verdict
+
+    limits = Constraints(ttft_p99_s=1.0, tpot_p99_s=0.1)
+    nothing = _outcome(None, None, dropped=4)
+    out = margins(nothing, limits)
+    assert (out["ttft_p99_s"]["met"], out["tpot_p99_s"]["met"], out["dropped"]["met"]) == (
+        False, False, False)
+    v = verdict(nothing, limits)
+    assert not v.ok and v.overshoot == OVERSHOOT_CAP
+    # one-token answers only, all served: no TPOT to measure, and none over the limit
+    assert margins(_outcome(0.5, None, dropped=0), limits)["tpot_p99_s"]["met"] is True
+
+
+def test_a_fleet_that_drops_requests_is_over_by_its_drops():
+    """1 of 4 requests dropped, both p99s within their limits: the fleet misses, and its
+    overshoot is the drops' 10 x 1 / 4 = 2.5 (the mutant left only the latencies' -0.5, an
+    overshoot that reads as met, <= 0, for a fleet that missed)."""
+    from tiersim.plan.constraints import Constraints, verdict
+
+    v = verdict(_outcome(0.5, 0.05, dropped=1), Constraints(ttft_p99_s=1.0, tpot_p99_s=0.1))
+    assert not v.ok and v.overshoot == pytest.approx(2.5)
+    met = verdict(_outcome(0.5, 0.05, dropped=0), Constraints(ttft_p99_s=1.0, tpot_p99_s=0.1))
+    assert met.ok and met.overshoot <= 0
+
+
 # ---- the planner's fleets, as the run costs them -----------------------------------------------
 
 def test_a_planned_fleet_is_paid_until_the_response_cache_last_answers(tmp_path):
