@@ -88,6 +88,65 @@ def test_cascade_false_positives_cancel_only_escalations_that_were_needed():
         False, True, False, False, False, False]
 
 
+# ---- static splits and estimated uniform costs -------------------------------------------------
+
+def test_a_split_names_each_fleet_with_its_own_share():
+    """Fleets a (60 %, 10 USD/hour) and b (100 %, 30): 70 % takes a quarter of the requests
+    on b, three quarters on a, 15 USD/hour. test_round38_static_mix's split is half and half,
+    so it could not tell the shares apart (the mutant swapped them: 25 % a, 75 % b)."""
+    from tiersim.routing.metrics import static_split_saving
+
+    out = static_split_saving("provisioned", 0.7, (1.0, 12.0),
+                              [(1.0, 10.0, 0.6), (3.0, 30.0, 1.0)], ["a", "b"])
+    assert out["static_split_mix"] == pytest.approx({"a": 0.75, "b": 0.25})
+    assert out["static_split_cost_per_hour_usd"] == pytest.approx(0.75 * 10 + 0.25 * 30)
+    assert out["static_split_cost_usd"] == pytest.approx(0.75 * 1 + 0.25 * 3)
+
+
+def test_a_fleet_within_the_floor_tolerance_of_the_accuracy_reaches_it_alone():
+    """The floor rule (reaches_floor: at least the accuracy less 1e-9) makes b, 1e-12 under the
+    routed accuracy, a split of its own: b alone (the mutant required the exact accuracy: no
+    tier reached it, and no tier above it was left to mix with, so there was no split)."""
+    from tiersim.routing.metrics import split_mixes
+
+    assert split_mixes(0.8, [0.5, 0.8 - 1e-12]) == [(1, 1, None)]
+
+
+def test_estimated_costs_weigh_the_escalation_passes_in_the_run_wide_scale():
+    """Four requests of 100 tokens; three run once on tier 0 (weight 1) for 0.1 USD each, one
+    escalates from tier 0 to tier 1 (weight 4) for 0.5 USD in all. Tier 0 is priced by its own
+    single passes: 0.3 USD / 300 tokens x 400 = 0.4 USD. Tier 1 served no single pass, so it is
+    priced by the run-wide scale: 0.8 USD over 4 x 100 x 1 + 100 x 4 = 800 weighted tokens,
+    x 4 x 400 tokens = 1.6 USD (the mutant left the escalation out of the weighted tokens:
+    0.8 / 400 per token, 3.2 USD)."""
+    from tiersim.routing.metrics import uniform_cost_estimates
+
+    tiers = [TierInfo("w4", cost_weight=1.0), TierInfo("bf16", cost_weight=4.0)]
+    out = uniform_cost_estimates(np.full(4, 100.0), np.zeros(4, dtype=np.int64),
+                                 np.array([False, False, False, True]),
+                                 np.array([0.1, 0.1, 0.1, 0.5]), tiers,
+                                 escalate_to=np.array([-1, -1, -1, 1]))
+    assert out == pytest.approx([0.4, 1.6])
+
+
+def test_the_estimated_saving_is_the_baseline_less_the_routed_cost():
+    """Routed: 2 USD at accuracy 1 (each request on the tier that answers it right); uniform
+    bf16 (accuracy 1) costs 5 USD, w4 (accuracy 0.5) 1 USD: the baseline is bf16, the saving
+    5 - 2 = 3 USD, 60 % (the mutant's USD gap had the wrong sign)."""
+    import pandas as pd
+
+    from tiersim.routing.metrics import savings
+
+    tiers = [TierInfo("w4", cost_weight=1.0), TierInfo("bf16", cost_weight=4.0)]
+    df = pd.DataFrame({"input_tokens": [10, 10], "output_tokens": [10, 10],
+                       "correct_w4": [1.0, 0.0], "correct_bf16": [1.0, 1.0]})
+    out = savings(df, np.array([0, 1]), np.array([0.5, 1.5]), tiers,
+                  uniform_costs=np.array([1.0, 5.0]), basis="realised")
+    assert (out["accuracy"], out["baseline_uniform_tier"]) == (1.0, "bf16")
+    assert out["vs_uniform_usd"] == pytest.approx(3.0)
+    assert out["vs_uniform_frac"] == pytest.approx(0.6)
+
+
 # ---- SLO attainment ---------------------------------------------------------------------------
 
 def test_a_one_token_answer_within_its_ttft_meets_the_slo():
