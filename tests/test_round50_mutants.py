@@ -206,6 +206,34 @@ def test_a_tiers_p99_ttft_is_of_its_own_requests():
     assert (one.requests, one.ttft_p99_s, one.tpot_p99_s) == (2, 3.0, None)
 
 
+def test_a_runs_tier_figures_are_of_its_own_requests_and_every_rank(tmp_path):
+    """The summary's per-tier figures (summary.json ``tiers``, the console's tier table): p99
+    TTFT over the requests answered on that tier, as requests.parquet holds them (the mutant
+    gave each tier the whole run's p99), and utilisation as busy replica-seconds over the
+    tier's engine replicas (bf16: one replica of 2 data-parallel ranks, 1 GPU each, so 2
+    schedulers) x the run's duration; its busy seconds are its attributed cost over its price
+    per replica-second, 3.50 / 3600 USD (the mutant divided by 1 replica: twice the share)."""
+    import pandas as pd
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
+    doc["tiers"][1].update(gpus_per_replica=2, data_parallel=2, expert_parallel=True)
+    path = write_yaml(tmp_path / "dp.yaml", doc)
+    run = run_scenario(load_scenario(path), out_dir=tmp_path / "o", scenario_path=path)
+    rows = pd.read_parquet(tmp_path / "o" / "requests.parquet")
+    p99 = {name: np.percentile(rows.loc[rows["final_tier"] == name, "ttft_s"].dropna(), 99)
+           for name in ("w4a16", "bf16")}
+    assert p99["w4a16"] != pytest.approx(p99["bf16"])  # else the case shows nothing
+    for name, ranks in (("w4a16", 1), ("bf16", 2)):
+        tier = run.tier(name)
+        assert tier.ttft_p99_s == pytest.approx(p99[name], rel=1e-12)
+        busy = tier.attributed_cost_usd / (3.5 / 3600)
+        assert tier.utilization == pytest.approx(busy / (ranks * run.duration_s))
+
+
 # ---- the engine ---------------------------------------------------------------------------------
 
 def test_a_preempted_request_keeps_its_first_admission():
