@@ -196,7 +196,8 @@ def test_request_throughput_counts_answered_requests_only():
 def test_a_tiers_p99_ttft_is_of_its_own_requests():
     """Tier 0 answered one request in 0.5 s: its p99 TTFT is 0.5 s, not the fleet's (the
     mutant gave every tier the whole run's p99, 2.975 s here); tier 1's one answered request
-    took 3 s (its dropped one has no TTFT)."""
+    took 3 s (its dropped one has no TTFT). ``metrics.tier_stats`` is the public form; a run's
+    own tier table uses :func:`tiersim.summary._tier_stats` (its test is below)."""
     from tiersim.metrics import tier_stats
 
     df = _three_requests()
