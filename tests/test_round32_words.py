@@ -123,21 +123,23 @@ def _error_line(capsys, argv: list[str]) -> str:
 def test_max_replicas_1e30_names_the_range_and_what_to_give(capsys, tmp_path):
     """``--max-replicas 1e30`` read "unable to parse input string as an integer, exceeded
     maximum size": 1e30 is 10**30 (the one number rule), held to the scenario's cap as its
-    digits are; above what any scenario may set, raising the cap is no fix."""
+    digits are; above what any scenario may set, raising the cap is no fix. The flag is quoted
+    as typed (``1e30``, ``2e3``), as a float flag is (round 50: it printed 10**30's 31 digits
+    and 2000)."""
     from conftest import TINY, tiny_doc, write_yaml
 
     line = _error_line(capsys, ["plan", str(TINY), "--max-replicas", "1e30"])
-    assert line == (f"Error: --max-replicas 1000000000000000000000000000000 is above {TINY}'s "
+    assert line == (f"Error: --max-replicas 1e30 is above {TINY}'s "
                     "limits.max_replicas (1024) and the most a scenario may set (100000); give "
                     "1 to 1024, or raise limits: {max_replicas: N} in the scenario, N up to "
                     "100000")
     capped = write_yaml(tmp_path / "capped.yaml", tiny_doc(limits={"max_replicas": 100000}))
     line = _error_line(capsys, ["plan", str(capped), "--max-replicas", "1e30"])
-    assert line == (f"Error: --max-replicas 1000000000000000000000000000000 is above "
+    assert line == (f"Error: --max-replicas 1e30 is above "
                     f"{capped}'s limits.max_replicas (100000, the most a scenario may set); "
                     "give 1 to 100000")
-    line = _error_line(capsys, ["plan", str(TINY), "--max-replicas", "2e3"])  # as before
-    assert line == (f"Error: --max-replicas 2000 is above {TINY}'s limits.max_replicas (1024); "
+    line = _error_line(capsys, ["plan", str(TINY), "--max-replicas", "2e3"])  # as typed
+    assert line == (f"Error: --max-replicas 2e3 is above {TINY}'s limits.max_replicas (1024); "
                     "lower it, or raise limits: {max_replicas: N} in the scenario")
 
 

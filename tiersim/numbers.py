@@ -242,6 +242,36 @@ class WrittenNumber(float):
         return float(self), self.text
 
 
+class WrittenWhole(int):
+    """A whole-number flag's value that keeps the ``text`` it was typed as (:attr:`text`:
+    ``1e30``, ``2e3``), as :class:`WrittenNumber` keeps a float's: an error line quotes it as
+    written (``--max-replicas 1e30``), where Python writes its 31 digits. A command turns it
+    into a plain int (:func:`plain_int`) once it has checked it, so no number kept so reaches
+    what a run writes (a planned scenario's ``limits.max_replicas``)."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> WrittenWhole:
+        """``value``, keeping the ``text`` it was read from."""
+        number = super().__new__(cls, value)
+        number.text = text.strip()
+        return number
+
+    def __repr__(self) -> str:
+        """The number as written (``1e30``), not its digits."""
+        return self.text
+
+    def __getnewargs__(self) -> tuple[int, str]:
+        """The arguments :meth:`__new__` takes, for ``copy`` and ``pickle``."""
+        return int(self), self.text
+
+
+def plain_int(value: int | None) -> int | None:
+    """``value`` as a plain int (a :class:`WrittenWhole`'s number, without its text), None as
+    None: a whole-number flag's value once checked, before it is used or written."""
+    return None if value is None else int(value)
+
+
 def plain_float(value: float | None) -> float | None:
     """``value`` as a plain float (a :class:`WrittenNumber`'s number, without its text), None
     as None: a flag's number once checked, before it is used (a scenario, a plan, a profile
@@ -280,6 +310,6 @@ def _decimal(number: float) -> str:
 
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
-           "WrittenNumber", "as_written", "beyond_float_words", "exact_whole", "huge", "misspelt",
-           "not_whole_words", "plain_float", "read_number", "shown", "underflow_words",
-           "underflows", "whole_only_as_float"]
+           "WrittenNumber", "WrittenWhole", "as_written", "beyond_float_words", "exact_whole",
+           "huge", "misspelt", "not_whole_words", "plain_float", "plain_int", "read_number",
+           "shown", "underflow_words", "underflows", "whole_only_as_float"]

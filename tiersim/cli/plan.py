@@ -116,7 +116,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
     scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
-    from tiersim.numbers import plain_float
+    from tiersim.numbers import plain_float, plain_int
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
     from tiersim.workload.sessions import check_session_keys
@@ -133,6 +133,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     elif max_replicas > scenario.limits.max_replicas:
         raise TiersimError(_over_the_cap(max_replicas, scenario.limits.max_replicas,
                                          scenario_path))
+    max_replicas = plain_int(max_replicas)  # checked: a planned scenario holds a plain int
     floor_used = floor if floor is not None else scenario.accuracy_floor
     _check_choose(scenario, choose, floor_used)
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)

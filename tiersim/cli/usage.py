@@ -240,14 +240,22 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     framework used for those checks; :class:`BadParameter`, naming the flag, otherwise. A
     float read from text keeps it (:class:`~tiersim.numbers.WrittenNumber`), so the command's
     own checks quote it as typed (``-5``, not ``-5.0``); the command makes it a plain float
-    once checked (:func:`~tiersim.numbers.plain_float`). A default (a number, not text) is
-    only held to them."""
+    once checked (:func:`~tiersim.numbers.plain_float`). A whole number read from text keeps
+    it too (:class:`~tiersim.numbers.WrittenWhole`: ``--max-replicas 1e30``, not its 31
+    digits), made a plain int once checked (:func:`~tiersim.numbers.plain_int`). A default
+    (a number, not text) is only held to them."""
     import sys
     from typing import Annotated
 
     from pydantic import Field, TypeAdapter, ValidationError
 
-    from tiersim.numbers import NumberError, WrittenNumber, exact_whole, read_number
+    from tiersim.numbers import (
+        NumberError,
+        WrittenNumber,
+        WrittenWhole,
+        exact_whole,
+        read_number,
+    )
 
     try:
         number = read_number(text, kind) if isinstance(text, str) else text
@@ -268,4 +276,6 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
         raise errors.BadParameter(err.errors()[0]["msg"]) from None
     if isinstance(text, str) and isinstance(value, float):
         return WrittenNumber(value, text)  # a refusal quotes it as typed: -5, 1e9, 1e400
+    if isinstance(text, str) and isinstance(value, int) and not isinstance(value, bool):
+        return WrittenWhole(value, text)  # as typed: --max-replicas 1e30, not its 31 digits
     return value

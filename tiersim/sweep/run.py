@@ -56,6 +56,7 @@ from tiersim.errors import (
     shown_yaml,
     yaml_written,
 )
+from tiersim.numbers import plain_int
 from tiersim.outputs import claim_out_dir, locked
 from tiersim.sweep import axes as ax
 from tiersim.sweep import executors
@@ -232,6 +233,7 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
     if executor == "ray":  # a dead address refused at once: Ray would retry for minutes
         _refuse_workers_beside_env_address(address, workers)
         executors.probe_address(address)
+    workers, max_points = plain_int(workers), plain_int(max_points)  # checked: no text kept
     out = Path(out_dir)
     claim_out_dir(out, "sweep", [] if isinstance(scenario, dict) else [Path(scenario)])
     _check_points_folder(out)
