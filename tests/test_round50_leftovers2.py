@@ -46,3 +46,90 @@ def test_plan_writes_max_replicas_as_a_plain_int(tmp_path):
     assert main(["plan", "scenarios/tiny.yaml", "--max-replicas", "1e1", "--out",
                  str(out)]) == 0
     assert "  max_replicas: 10\n" in (out / "scenario.yaml").read_text()
+
+
+def _inspect(capsys, argv: list[str]) -> dict:
+    """``tiersim trace inspect ARGV --json``'s statistics."""
+    import json
+
+    assert main(["trace", "inspect", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+MOONCAKE_NOTE = (
+    "--skip-longer-than 40,960 left out 307 of the 3,993 requests read (7.7%): those longer "
+    "(prompt + output) than 40,960 tokens, up to 191,386, as vLLM refuses such a request at "
+    "its API (HTTP 400) whatever the fleet; every figure is over the 3,686 left, and those "
+    "left out count nowhere, not as dropped")
+
+
+def test_inspect_skip_longer_than_leaves_out_what_a_run_does(capsys):
+    """trace inspect read every request, so its unbounded-cache share (65.1% on Mooncake's
+    synthetic trace) could not match a run's that set ``trace.skip_longer_than`` (60.9% on
+    Qwen3-30B-A3B, README): ``--skip-longer-than 40960`` leaves out the 307 requests such a
+    run does, with the run's note (the flag named where the run names the key)."""
+    whole = _inspect(capsys, ["mooncake_synthetic"])
+    assert whole["rows"] == 3993 and f"{whole['prefix_reuse']:.1%}" == "65.1%"
+    assert "skip_longer_than" not in whole
+    kept = _inspect(capsys, ["mooncake_synthetic", "--skip-longer-than", "4.096e4"])
+    assert kept["rows"] == 3686 and f"{kept['prefix_reuse']:.1%}" == "60.9%"
+    assert (kept["skip_longer_than"], kept["skipped_requests"], kept["requests_read"]) == (
+        40960, 307, 3993)
+    assert kept["notes"] == [MOONCAKE_NOTE]
+    assert f"{kept['rate_rps']:.3g}" == "3.61"  # the 3,686 kept over their span
+
+
+def test_inspect_skip_longer_than_matches_a_runs_prefix_bound(tmp_path, capsys):
+    """The prefix row under --skip-longer-than is the run's ``prefix_hit_bound`` with the key
+    at the same tokens (prefix_cache.yaml over Mooncake's first 100 s, skipping above
+    20,000)."""
+    import json
+    from pathlib import Path
+
+    import tiersim
+
+    text = (Path(tiersim.__file__).parent / "scenarios" / "prefix_cache.yaml").read_text()
+    text = text.replace("  path: mooncake_synthetic.parquet",
+                        "  window: [0, 100]\n  skip_longer_than: 20000\n"
+                        "  path: mooncake_synthetic.parquet")
+    (tmp_path / "s.yaml").write_text(text)
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "r"),
+                 "--no-report", "--no-baselines"]) == 0
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    capsys.readouterr()
+    stats = _inspect(capsys, ["mooncake_synthetic", "--window", "0", "100",
+                              "--skip-longer-than", "20000"])
+    trace = summary["trace"]
+    assert stats["rows"] == trace["requests_read"] - trace["skipped_requests"]
+    assert stats["skipped_requests"] == trace["skipped_requests"] > 0
+    bound = summary["tiers"]["bf16"]["prefix_hit_bound"]  # summary.json keeps 11 digits
+    assert round(stats["prefix_reuse"], 11) == bound > 0
+
+
+def test_inspect_skip_longer_than_refusals(capsys):
+    line = _error_line(capsys, ["trace", "inspect", "mooncake_synthetic",
+                                "--skip-longer-than", "1e1"])
+    assert line == ("Error: --skip-longer-than 1e1: leaves out every one of the 3,993 requests "
+                    "read (the shortest is 20 tokens, prompt + output); raise it, or drop it")
+    line = _error_line(capsys, ["trace", "inspect", "traces/sharegpt_lengths.parquet",
+                                "--skip-longer-than", "10"])
+    assert line == ("Error: traces/sharegpt_lengths.parquet: holds token lengths but no arrival "
+                    "times, so --skip-longer-than has nothing to act on (no run replays it, so "
+                    "no trace.skip_longer_than leaves rows out); drop it")
+    line = _error_line(capsys, ["trace", "inspect", "mooncake_synthetic",
+                                "--skip-longer-than", "0"])
+    assert line == ("Error: --skip-longer-than: input should be greater than or equal to 1; "
+                    "see tiersim trace inspect --help")
+
+
+def test_inspect_skip_longer_than_leaves_out_a_session_whole(tmp_path, capsys):
+    """A session trace loses each session holding an over-long step, as a run replaying it
+    as sessions does (its later steps follow the refused one)."""
+    path = tmp_path / "s.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,session_id,step,tool_s\n"
+                    "0,100,10,1,0,0\n1,100,10,2,0,0\n2,900,10,1,1,0\n3,100,10,3,0,0\n")
+    stats = _inspect(capsys, [str(path), "--skip-longer-than", "500"])
+    assert (stats["rows"], stats["sessions"], stats["skipped_requests"]) == (2, 2, 2)
+    assert stats["notes"][0].startswith(
+        "--skip-longer-than 500 left out 2 of the 4 requests read (50.0%): the 1 session "
+        "holding a step longer (prompt + output) than 500 tokens, up to 910, whole, ")

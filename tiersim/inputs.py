@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import fleet as fleet_mod
-from tiersim.errors import Note, ScenarioError, TraceError
+from tiersim.errors import Note, ScenarioError, TiersimError, TraceError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
 from tiersim.memory import beyond_room, memory_room
 from tiersim.paths import TraceFolderError, expand_user, file_sha256, resolve_trace_path
@@ -65,14 +65,16 @@ def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
 
 
 def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
-                source: str) -> LoadedTrace:
+                source: str, flag: str | None = None) -> LoadedTrace:
     """``loaded`` less its requests longer (prompt + output tokens, as logged) than ``limit``
     (the scenario's ``trace.skip_longer_than``; None: unchanged), as vLLM refuses such a
     request at its API (HTTP 400) whatever the fleet, with a note saying how many and what
     share were left out, and the count in the trace's origin (summary.json's ``trace``). A
     session trace replayed as sessions (``replayed``) loses each whole session holding such a
     step: its later steps follow the refused one. The rest keep their arrival times (the
-    refused ones still came). A limit leaving no request is refused at the key."""
+    refused ones still came). A limit leaving no request is refused at the key. ``flag``
+    (``tiersim trace inspect``'s ``--skip-longer-than``, quoting the limit as typed) names the
+    limit in the note and the refusal instead of ``source``'s key."""
     if limit is None:
         return loaded
     table, origin = loaded.table, loaded.origin
@@ -90,9 +92,12 @@ def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
     if not count:
         return LoadedTrace(table, origin)
     if count == total:
-        raise ScenarioError(source, "trace.skip_longer_than", (
-            f"{limit:,} leaves out every one of the {total:,} requests read (the shortest is "
-            f"{int(tokens.min()):,} tokens, prompt + output); raise it, or remove the key"))
+        every = (f"leaves out every one of the {total:,} requests read (the shortest is "
+                 f"{int(tokens.min()):,} tokens, prompt + output); raise it")
+        if flag is not None:
+            raise TiersimError(f"{flag} {limit!r}: {every}, or drop it")
+        raise ScenarioError(source, "trace.skip_longer_than",
+                            f"{limit:,} {every}, or remove the key")
     kept = np.flatnonzero(~longer)
     rows = (np.asarray(origin.rows, dtype=np.int64)[kept] if origin.rows is not None
             else origin.first_row + kept)  # the file's 0-based data rows, as origin.row's
@@ -101,8 +106,9 @@ def skip_longer(loaded: LoadedTrace, limit: int | None, replayed: bool,
     share = percent_text(count / total, 1)
     what = (f"the {sessions_out:,} session{'s' if sessions_out != 1 else ''} holding a step "
             if whole else "those ")
+    named = f"{source}: trace.skip_longer_than" if flag is None else flag
     warnings.warn(Note(
-        f"{source}: trace.skip_longer_than {limit:,} left out {count:,} of the {total:,} "
+        f"{named} {limit:,} left out {count:,} of the {total:,} "
         f"requests read ({share}): {what}longer (prompt + output) than {limit:,} tokens, "
         f"up to {int(tokens[longer].max()):,}{', whole' if whole else ''}, as vLLM refuses such "
         "a request at its API (HTTP 400) whatever the fleet; every figure is over the "

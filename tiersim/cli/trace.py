@@ -10,15 +10,17 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tiersim.cli.usage import echo, read_flag_number
-from tiersim.errors import TiersimError, escaped, shown
+from tiersim.cli.usage import echo, number_flag, read_flag_number
+from tiersim.errors import Note, TiersimError, escaped, shown
 from tiersim.paths import command_line_trace
+from tiersim.scenario_models import SKIP_MOST
 from tiersim.trace.formats import (
     FORMATS,
     arrival_lookalikes,
@@ -69,6 +71,11 @@ def inspect(
         None, help="Keep START <= t < END seconds of the trace.", parser=_typed_number),
     time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load).",
                                      parser=_typed_number),
+    skip_longer_than: Annotated[int | None, typer.Option(
+        "--skip-longer-than", **number_flag(int, 1, SKIP_MOST), metavar="N",
+        help="Leave out the requests longer (prompt + output tokens) than N, as a run's "
+        "trace.skip_longer_than does (a session holding one, whole); a note says how many.")
+    ] = None,
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """``tiersim trace inspect``: print a trace's statistics (:data:`INSPECT_HELP`)."""
@@ -76,7 +83,7 @@ def inspect(
     time_scale = float(time_scale)  # checked: the text it was typed as is not kept
     window = None if window is None else (float(window[0]), float(window[1]))
     resolved = command_line_trace(path)
-    stats, fmt, notes = _load_stats(resolved, format, window, time_scale)
+    stats, fmt, notes = _load_stats(resolved, format, window, time_scale, skip_longer_than)
     if as_json:
         echo(json.dumps({"path": str(resolved), "format": fmt, **stats, "notes": notes}))
         return
@@ -130,18 +137,23 @@ def _typed(value: float) -> str:
     return as_written(value)
 
 
-def _load_stats(path: Path, format: str, window, time_scale: float):
-    """Statistics of a trace; a length-only file gets token statistics without timing."""
+def _load_stats(path: Path, format: str, window, time_scale: float, skip: int | None = None):
+    """Statistics of a trace; a length-only file gets token statistics without timing.
+    ``skip`` (``--skip-longer-than``) leaves out the requests a run's
+    ``trace.skip_longer_than`` would (:func:`tiersim.inputs.skip_longer`), with its note."""
     from tiersim.cli import return_freed_arrow_memory
 
     return_freed_arrow_memory()
     # a JSONL file is read whole to name its columns: that read is converted, not a second
     columns, raw = names_and_raw(path) if format == "auto" else ([], None)
     if format == "auto" and is_length_only(columns):
-        if window is not None or time_scale != 1.0:
-            flag = "--window" if window is not None else "--time-scale"
+        if window is not None or time_scale != 1.0 or skip is not None:
+            flag = ("--window" if window is not None else "--time-scale" if time_scale != 1.0
+                    else "--skip-longer-than")
+            replayed = ("" if flag != "--skip-longer-than" else
+                        " (no run replays it, so no trace.skip_longer_than leaves rows out)")
             raise TiersimError(f"{path}: holds token lengths but no arrival times, so "
-                               f"{flag} has nothing to act on; drop it")
+                               f"{flag} has nothing to act on{replayed}; drop it")
         with warnings.catch_warnings():  # the note is printed with the table instead
             warnings.simplefilter("ignore", TraceWarning)
             lengths = load_lengths(path, raw)
@@ -152,12 +164,19 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         loaded = read_trace(path, format=format, window=window, time_scale=time_scale,
                             raw=raw, keep=())  # the statistics read the canonical columns
     del raw  # let go before the statistics, as when read_trace read the file itself
+    skipped = _skipped(loaded, skip, str(path))
+    if skipped is not None:
+        loaded, skip_note = skipped
     starts = _session_starts(loaded, str(path))
     cut = _cut(window, loaded.origin.arrivals)
     stats = trace_stats(loaded.table, _window_s(cut, time_scale), starts)
     stats["time_scale"] = float(time_scale)
     stats.update(_replayed(loaded.table if starts is None else starts))
     notes = list(loaded.origin.notes)
+    if skipped is not None:
+        stats["skip_longer_than"] = int(skip)
+        stats["skipped_requests"], stats["requests_read"] = loaded.origin.skipped[1:]
+        notes.extend(skip_note)
     if starts is not None:
         stats["sessions"] = int(len(starts))
         notes.append("session trace: span, rate and inter-arrival CV count the first step of "
@@ -172,6 +191,21 @@ def _load_stats(path: Path, format: str, window, time_scale: float):
         stats["window"] = [float(window[0]), float(window[1])]
         stats["window_cut"] = None if cut == tuple(stats["window"]) else list(cut)
     return stats, loaded.origin.format, notes
+
+
+def _skipped(loaded, skip: int | None, source: str):
+    """``loaded`` less the requests longer than ``skip`` tokens, and the note saying so (none
+    where none is longer), as a run's ``trace.skip_longer_than`` leaves them out
+    (:func:`tiersim.inputs.skip_longer`: a session trace loses each session holding one, as a
+    run replaying it as sessions does); None without ``--skip-longer-than``."""
+    if skip is None:
+        return None
+    from tiersim.inputs import skip_longer
+
+    with warnings.catch_warnings(record=True) as caught:  # printed with the table instead
+        warnings.simplefilter("always", Note)
+        kept = skip_longer(loaded, skip, True, source, flag="--skip-longer-than")
+    return kept, [str(w.message) for w in caught if issubclass(w.category, Note)]
 
 
 def _lengths_notes(columns: list[str]) -> list[str]:
