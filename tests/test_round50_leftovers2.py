@@ -133,3 +133,31 @@ def test_inspect_skip_longer_than_leaves_out_a_session_whole(tmp_path, capsys):
     assert stats["notes"][0].startswith(
         "--skip-longer-than 500 left out 2 of the 4 requests read (50.0%): the 1 session "
         "holding a step longer (prompt + output) than 500 tokens, up to 910, whole, ")
+
+
+def test_the_tier_tables_say_what_util_is(tmp_path):
+    """The console's tiers table had a util column defined nowhere on screen (docs/metrics.md
+    defines it: the share of time a replica runs steps, not headroom): a footnote under the
+    table says it, after the step-time sources and before any dropped-requests line, within
+    the table's width; the report's per-tier caption says it too."""
+    from rich.console import Console
+
+    from tiersim.cli.run_summary import UTIL_FOOTNOTE, tier_table
+    from tiersim.results import RunResult
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    run_scenario(load_scenario("scenarios/tiny.yaml"), tmp_path / "r", report=True)
+    run = RunResult.read(tmp_path / "r" / "summary.json")
+    assert UTIL_FOOTNOTE == "util = share of time a replica runs steps, however full: not headroom"
+    table = tier_table(run)
+    lines = table.caption.splitlines()
+    assert lines[0].startswith("step times from ") and lines[1] == UTIL_FOOTNOTE
+    console = Console(width=100, record=True)
+    console.print(table)
+    text = console.export_text().splitlines()
+    width = max(len(line.rstrip()) for line in text if line.startswith(("┃", "│")))
+    assert f"{UTIL_FOOTNOTE:<{width}}" in text  # one line, no wider than the table
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert ("Utilization is the share of time a replica runs steps, however full: not headroom "
+            "(a step counts whole whatever its batch).") in page

@@ -293,6 +293,11 @@ def model_lines(r: RunResult) -> list[str]:
     return lines
 
 
+UTIL_FOOTNOTE = "util = share of time a replica runs steps, however full: not headroom"
+"""The tier table's footnote on its util column (docs/metrics.md, ``utilization``): a step
+counts whole whatever its batch, so a replica near 100% may have room for many more."""
+
+
 def tier_table(r: RunResult):
     """Per-tier numbers, with each tier's step-time source."""
     from rich.table import Table
@@ -317,6 +322,7 @@ def tier_table(r: RunResult):
         )
     steps = "; ".join(f"{t.name}: {t.step_time_source}" for t in r.tiers)
     dropped = r.tier_dropped_words()
-    table.caption = f"step times from {steps}" + ("" if dropped is None else f"\n{dropped}")
+    table.caption = (f"step times from {steps}\n{UTIL_FOOTNOTE}"
+                     + ("" if dropped is None else f"\n{dropped}"))
     table.caption_justify = "left"
     return table

@@ -363,7 +363,9 @@ def run_headline(run: RunResult) -> str:
     dropped = run.tier_dropped_words()  # the tiers' requests count their dropped ones too
     out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
             f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
-            f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}."
+            f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}. Utilization is the "
+            "share of time a replica runs steps, however full: not headroom (a step counts "
+            "whole whatever its batch)."
             f"{'' if dropped is None else ' ' + page_text(dropped[0].upper() + dropped[1:]) + '.'}"
             "</p>")
     r = run.router
