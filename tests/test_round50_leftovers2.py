@@ -161,3 +161,90 @@ def test_the_tier_tables_say_what_util_is(tmp_path):
     page = (tmp_path / "r" / "report.html").read_text()
     assert ("Utilization is the share of time a replica runs steps, however full: not headroom "
             "(a step counts whole whatever its batch).") in page
+
+
+def test_techniques_words_and_the_size_they_ride_with():
+    """A uniform fleet keeps its tier's serving techniques; its size says which, in the
+    brackets a disaggregated fleet's split sits in."""
+    from types import SimpleNamespace as NS
+
+    from tiersim.results import fleet_size, split_words, techniques_words
+
+    plain = NS(speculative=None, scheduler=NS(kv_offload=[]))
+    spec = NS(speculative=NS(k=3), scheduler=NS(kv_offload=[]))
+    both = NS(speculative=NS(k=2), scheduler=NS(kv_offload=[NS(name="host"), NS(name="ssd")]))
+    assert techniques_words(plain) is None and techniques_words(None) is None
+    assert techniques_words(spec) == "spec decode k=3"
+    assert techniques_words(both) == "spec decode k=2, KV offload host+ssd"
+    assert fleet_size(1, 2, None, "spec decode k=3") == "1 x 2 (spec decode k=3)"
+    assert fleet_size(4, 1, 2, "KV offload host") == "4 x 1 (2P 2D, KV offload host)"
+    assert fleet_size(4, 1, 2) == "4 x 1 (2P 2D)" and fleet_size(4, 1) == "4 x 1"
+    assert split_words(4, None) == ""
+
+
+def _spec_decode(tmp_path):
+    """spec_decode.yaml (one BF16 tier of Llama-3.1-70B, 1 x 2 H200, speculative k=3) over
+    its first 30 s."""
+    from pathlib import Path
+
+    import yaml
+
+    doc = yaml.safe_load(Path("scenarios/spec_decode.yaml").read_text())
+    doc["trace"]["window"] = [0, 30]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_a_runs_uniform_fleets_say_they_decode_speculatively(tmp_path, capsys):
+    """``all bf16 1 x 2`` read as a plain fleet where it ran speculative decoding k=3:
+    the console's uniform fleets table, summary.json and the report say it beside its size,
+    as they say a disaggregated fleet's split; the routed row too."""
+    import html
+    import json
+    import re
+
+    out = tmp_path / "r"
+    assert main(["run", str(_spec_decode(tmp_path)), "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    assert "│ all bf16          │ 1 x 2 (spec decode k=3) │ yes " in console
+    assert "│ routed (this run) │ 1 x 2 (spec decode k=3) │ yes " in console
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["savings"]["uniform"]["bf16"]["techniques"] == "spec decode k=3"
+    assert summary["tiers"]["bf16"]["techniques"] == "spec decode k=3"
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
+    assert "|bf16||1 (spec decode k=3)||2||yes|" in page
+    assert "|routed (this run)||1 (spec decode k=3)||2||yes|" in page
+
+
+def test_a_plain_runs_summary_has_no_techniques_key(tmp_path):
+    """A tier served plainly writes no ``techniques``: summary.json is as it was (the golden
+    summaries are of plain fleets)."""
+    import json
+
+    from tiersim.runner import run_scenario
+    from tiersim.scenario import load_scenario
+
+    run_scenario(load_scenario("scenarios/tiny.yaml"), tmp_path / "r", report=False)
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert all("techniques" not in t for t in summary["tiers"].values())
+    assert all("techniques" not in u for u in summary["savings"]["uniform"].values())
+
+
+def test_the_plan_says_its_fleets_decode_speculatively(tmp_path, capsys):
+    """The plan's line, its uniform fleet's line, plan.json's ``per_tier`` and the report's
+    plan table say k=3 beside the size, where the split would sit."""
+    import html
+    import json
+    import re
+
+    out = tmp_path / "p"
+    assert main(["plan", str(_spec_decode(tmp_path)), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ": bf16@2: bf16=1x2 GPU (spec decode k=3); cost " in text.splitlines()[0]
+    assert "  uniform bf16@2 (1 x 2 GPU, spec decode k=3): meets every constraint" in text
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["plan"]["per_tier"]["bf16"]["techniques"] == "spec decode k=3"
+    assert plan["uniform"][0]["per_tier"]["bf16"]["techniques"] == "spec decode k=3"
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
+    assert "|tier bf16||1 (spec decode k=3) x 2 GPU|" in page

@@ -127,6 +127,7 @@ from tiersim.results_savings import (  # noqa: F401 - re-exported
     saving_without_share,
     share_text,
     split_words,
+    techniques_words,
     without_noise,
 )
 

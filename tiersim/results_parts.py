@@ -123,7 +123,10 @@ class TierResult:
     ``cost_per_request_usd``: the tier's prices as the run read them (None for the one: a
     summary written before they were recorded, which has neither; None for the other, with the
     first given: no price per request), so `tiersim report` can tell a price edited in the
-    run's scenario.yaml from the one its costs were made with.
+    run's scenario.yaml from the one its costs were made with. ``techniques``: the serving
+    techniques the tier runs beyond plain serving (``spec decode k=3``, ``KV offload host``:
+    :func:`tiersim.results_savings.techniques_words`; absent for a tier served plainly), shown
+    with its size as its split is.
     """
 
     name: str
@@ -155,6 +158,7 @@ class TierResult:
     model_read: ModelRead | None = None
     cost_per_gpu_hour: float | None = None
     cost_per_request_usd: float | None = None
+    techniques: str | None = None
 
     @property
     def label(self) -> str:
@@ -175,6 +179,8 @@ class TierResult:
             out.pop("model")
         if out["prefill_replicas"] is None:  # an aggregated tier
             out.pop("prefill_replicas")
+        if out["techniques"] is None:  # a tier served plainly
+            out.pop("techniques")
         if not out["dropped"]:  # a tier that dropped nothing
             out.pop("dropped")
         if out["offload_loads"] is None:  # a tier without offload levels

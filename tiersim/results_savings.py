@@ -40,6 +40,9 @@ class UniformBaseline:
     where the tier's correctness comes from (``labels``, ``scenario``, ``prior``), as
     ``tiers.<name>.accuracy_source`` gives a routed tier's: a baseline-only tier's is in no
     other field (absent from the JSON for an estimate, or a summary written before it).
+    ``techniques``: the tier's serving techniques the fleet keeps (``spec decode k=3``,
+    ``KV offload host``: :func:`techniques_words`; absent for a plain tier or an estimate),
+    shown with its size as its split is.
     """
 
     tier: str
@@ -52,12 +55,14 @@ class UniformBaseline:
     infeasible: str | None = None
     cost_per_hour_usd: float | None = None
     accuracy_source: str | None = None
+    techniques: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
-        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source"):
+        for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source",
+                    "techniques"):
             if out[key] is None:
                 out.pop(key)
         return out
@@ -69,18 +74,40 @@ class UniformBaseline:
             return "infeasible"
         if self.replicas is None:
             return "-"
-        return fleet_size(self.replicas, self.gpus_per_replica or 1, self.prefill_replicas)
+        return fleet_size(self.replicas, self.gpus_per_replica or 1, self.prefill_replicas,
+                          self.techniques)
 
 
-def fleet_size(replicas: int, gpus: int, prefill: int | None = None) -> str:
-    """``replicas x GPUs``, with a split tier's ``(nP mD)``."""
-    return f"{replicas} x {gpus}{split_words(replicas, prefill)}"
+def fleet_size(replicas: int, gpus: int, prefill: int | None = None,
+               techniques: str | None = None) -> str:
+    """``replicas x GPUs``, with a split tier's ``(nP mD)`` and the serving ``techniques`` it
+    keeps (``1 x 2 (spec decode k=3)``)."""
+    return f"{replicas} x {gpus}{split_words(replicas, prefill, techniques)}"
 
 
-def split_words(replicas: int, prefill: int | None) -> str:
+def techniques_words(tier) -> str | None:
+    """The serving techniques a tier's config (``tier``: a scenario's tier) runs beyond plain
+    serving, in the words a fleet's size carries them (``spec decode k=3``, ``KV offload
+    host+ssd``); None for a plain tier. A uniform fleet of the tier keeps them, so its size
+    says so where it shows a split (:func:`fleet_size`): "all fp8 1 x 2" read as a plain fleet
+    where it decoded speculatively."""
+    said = []
+    spec = getattr(tier, "speculative", None)
+    if spec is not None:
+        said.append(f"spec decode k={spec.k}")
+    levels = getattr(getattr(tier, "scheduler", None), "kv_offload", None) or []
+    if levels:
+        said.append("KV offload " + "+".join(level.name for level in levels))
+    return ", ".join(said) or None
+
+
+def split_words(replicas: int, prefill: int | None, techniques: str | None = None) -> str:
     """`` (nP mD)`` for a split tier of ``replicas`` with ``prefill`` prefill replicas; ``""``
-    for an aggregated one."""
-    return "" if prefill is None else f" ({prefill}P {replicas - prefill}D)"
+    for an aggregated one; the serving ``techniques`` it keeps (:func:`techniques_words`) in
+    the same brackets (`` (2P 2D, KV offload host)``, `` (spec decode k=3)``)."""
+    said = [f"{prefill}P {replicas - prefill}D"] if prefill is not None else []
+    said += [techniques] if techniques else []
+    return f" ({', '.join(said)})" if said else ""
 
 
 def saved_share(cost: float | None, baseline: float | None) -> float | None:

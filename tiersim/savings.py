@@ -44,6 +44,7 @@ from tiersim.results import (
     reaches_floor,
     saved_share,
     saving_basis,
+    techniques_words,
 )
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
@@ -74,6 +75,7 @@ class UniformRun:
     infeasible: str | None = None  # why no size meets the SLOs (None when one does)
     cost_per_hour_usd: float | None = None  # provisioned rate (None when no size met the SLOs)
     duration_s: float | None = None  # how long it is paid for (as ``cost_usd``)
+    techniques: str | None = None  # the tier's serving techniques it keeps (spec decode k=3)
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -91,6 +93,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     planner = Planner(scenario, constraints, evaluator, start=start,
                       gpu_options=tuple(sorted(set(scenario.limits.gpus_per_replica))),
                       max_replicas=baseline_replica_limit(scenario))
+    configs = {t.name: t for t in scenario.all_tiers}
     out = []
     for sized in planner.uniform():
         name = sized.design.tiers[0]
@@ -108,7 +111,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             prefill_replicas=o.tiers[name].prefill if o is not None else None,
             infeasible=None if met else sized.infeasible or sized.missed,
             cost_per_hour_usd=o.cost_per_hour_usd if met else None,
-            duration_s=max(o.duration_s, end_s) if met else None))
+            duration_s=max(o.duration_s, end_s) if met else None,
+            techniques=techniques_words(configs[name])))
     return out
 
 
@@ -197,7 +201,8 @@ def _baseline(u: UniformRun) -> UniformBaseline:
             "prefill_replicas": u.prefill_replicas} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
-                           cost_per_hour_usd=u.cost_per_hour_usd, **size)
+                           cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,
+                           **size)
 
 
 def same_basis(uniform: list[UniformRun], df: pd.DataFrame, infos: list[TierInfo],

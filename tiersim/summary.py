@@ -28,6 +28,7 @@ from tiersim.results import (
     TierResult,
     accuracy_words,
     reaches_floor,
+    techniques_words,
 )
 from tiersim.routing import TierInfo, score
 from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
@@ -223,6 +224,7 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             model_read=model_read(scenario, tier.config),
             cost_per_gpu_hour=tier.config.cost_per_gpu_hour,
             cost_per_request_usd=tier.config.cost_per_request_usd,
+            techniques=techniques_words(tier.config),
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)

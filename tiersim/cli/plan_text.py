@@ -46,7 +46,7 @@ def format_plan(result: PlanResult) -> str:
     if not chosen:
         return f"no fleet meets the constraints ({head}): {result.reason}"
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
-                      f"{split_words(r, _prefill(chosen, t))}"
+                      f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
@@ -99,9 +99,17 @@ def _prefill(design: dict, tier: str) -> int | None:
     return ((design.get("per_tier") or {}).get(tier) or {}).get("prefill")
 
 
-def _split_after(replicas: int, prefill: int | None) -> str:
-    """``, nP mD`` after a size already in brackets; ``""`` for an aggregated tier."""
-    return "" if prefill is None else f", {prefill}P {replicas - prefill}D"
+def _techniques(design: dict, tier: str) -> str | None:
+    """The serving techniques ``tier`` ran in a plan.json design (``per_tier.<tier>.techniques``:
+    ``spec decode k=3``), None where it runs none."""
+    return ((design.get("per_tier") or {}).get(tier) or {}).get("techniques")
+
+
+def _split_after(replicas: int, prefill: int | None, techniques: str | None = None) -> str:
+    """``, nP mD`` and ``, spec decode k=3`` after a size already in brackets; ``""`` for an
+    aggregated tier run plainly."""
+    split = "" if prefill is None else f", {prefill}P {replicas - prefill}D"
+    return split + ("" if techniques is None else f", {techniques}")
 
 
 def _uniform_line(other: dict) -> str:
@@ -115,7 +123,8 @@ def _uniform_line(other: dict) -> str:
     if not replicas:
         return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
     size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU"
-                     f"{_split_after(replicas[t], _prefill(other, t))}" for t in replicas)
+                     f"{_split_after(replicas[t], _prefill(other, t), _techniques(other, t))}"
+                     for t in replicas)
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
                 f"{design_verdict(other)}, "

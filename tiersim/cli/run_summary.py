@@ -177,8 +177,9 @@ def baseline_table(r: RunResult):
                   title_justify="left", caption_justify="left",
                   caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
                                      for b in saving.uniform if b.infeasible) or None)
-    rows = [("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,
-                                                         t.prefill_replicas) for t in r.tiers))]
+    routed = " + ".join(fleet_size(t.replicas, t.gpus_per_replica, t.prefill_replicas,
+                                   t.techniques) for t in r.tiers)
+    rows = [("routed (this run)", routed)]
     rows += [(f"all {b.tier}", b.size()) for b in saving.uniform]
     for k, col in enumerate(("fleet", "replicas x GPUs")):  # names and sizes whole
         table.add_column(col, no_wrap=True, min_width=max(len(row[k]) for row in [(col, col),
@@ -196,9 +197,7 @@ def baseline_table(r: RunResult):
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
                       fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd),
                       *([fmt(b.cost_per_hour_usd)] if hourly else []))
-    table.add_row("routed (this run)", " + ".join(fleet_size(t.replicas, t.gpus_per_replica,
-                                                             t.prefill_replicas)
-                                                  for t in r.tiers), met[saving.routed_slo_met],
+    table.add_row("routed (this run)", routed, met[saving.routed_slo_met],
                   met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
                   fmt(saving.routed_cost_usd),
                   *([fmt(saving.routed_cost_per_hour_usd)] if hourly else []))

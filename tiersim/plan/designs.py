@@ -82,10 +82,19 @@ class DesignResult:
             "cost_usd": o.cost_usd, "cost_per_hour_usd": o.cost_per_hour_usd,
             "accuracy": o.accuracy, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
             "dropped": o.dropped, "duration_s": o.duration_s,
-            "per_tier": {n: vars(t) for n, t in o.tiers.items()},
+            "per_tier": {n: _tier_json(t) for n, t in o.tiers.items()},
             "margins": margins(o, c),
         })
         return out
+
+
+def _tier_json(tier) -> dict[str, Any]:
+    """A tier's outcome as plan.json's ``per_tier`` gives it: ``techniques`` (``spec decode
+    k=3``) only where the tier runs one, so a plain fleet's entry is as it was."""
+    out = dict(vars(tier))
+    if out.get("techniques") is None:
+        out.pop("techniques", None)
+    return out
 
 
 def _combinations(chosen: dict[str, list[Any]]) -> list[dict[str, Any]]:

@@ -444,14 +444,15 @@ def savings_section(run: RunResult) -> str:
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
     rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
-             u.replicas if u.prefill_replicas is None else
-             f"{u.replicas}{split_words(u.replicas, u.prefill_replicas)}",
+             u.replicas if u.prefill_replicas is None and u.techniques is None else
+             f"{u.replicas}{split_words(u.replicas, u.prefill_replicas, u.techniques)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              to_figures(u.accuracy), u.cost_usd,
              *([u.cost_per_hour_usd] if s.shows_rates else [])] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
-        f"{t.replicas}{split_words(t.replicas, t.prefill_replicas)}" for t in run.tiers),
+        f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
+        for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
                  *([s.routed_cost_per_hour_usd] if s.shows_rates else [])])
@@ -679,6 +680,13 @@ def _axis_cell(value: Any) -> str:
     return axis_text(value)
 
 
+def _split_and_techniques(per_tier: dict, tier: str) -> tuple[int | None, str | None]:
+    """A plan.json design's ``per_tier.<tier>`` prefill replicas and serving techniques, as
+    :func:`~tiersim.results.split_words` takes them (None where the tier has none)."""
+    entry = per_tier.get(tier) or {}
+    return entry.get("prefill"), entry.get("techniques")
+
+
 def plan_section(plan: PlanResult) -> str:
     """The capacity plan: chosen design and sizes, constraint margins, its saving against the
     sized uniform fleets, the one-fewer check, and what every other design missed. Its figures
@@ -692,7 +700,7 @@ def plan_section(plan: PlanResult) -> str:
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>")
     gpus = chosen.get("gpus_per_replica") or {}
     per_tier = chosen.get("per_tier") or {}
-    rows = [[f"tier {t}", f"{n}{split_words(n, (per_tier.get(t) or {}).get('prefill'))} x "
+    rows = [[f"tier {t}", f"{n}{split_words(n, *_split_and_techniques(per_tier, t))} x "
              f"{gpus.get(t, 1)} GPU"] for t, n in by_planned_tier(chosen, "replicas")]
     rows += [[f"router {k}", setting_written(v)] for k, v in (chosen.get("router") or {}).items()]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
