@@ -248,3 +248,22 @@ def test_the_plan_says_its_fleets_decode_speculatively(tmp_path, capsys):
     assert plan["uniform"][0]["per_tier"]["bf16"]["techniques"] == "spec decode k=3"
     page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
     assert "|tier bf16||1 (spec decode k=3) x 2 GPU|" in page
+
+
+def test_calibrates_whole_flags_are_quoted_as_typed(tmp_path, capsys, monkeypatch):
+    """``tiersim calibrate --seed 1e30`` read "(got 1000000000000000000000000000000)" and
+    ``--tp 1e30`` "--tp 1000000000000000000000000000000: ... not divisible" (``--quick`` shapes
+    a tiny model): as typed now."""
+    from tiersim.calibrate.cli import main as harness_main
+    from tiersim.calibrate.cli import whole_number
+
+    monkeypatch.chdir(tmp_path)
+    for argv, said in ((["--seed", "1e30"], "Error: --seed: must be from 0 to 2**63 - 1 "
+                        "(got 1e30)"),
+                       (["--tp", "1e30"], "Error: --tp 1e30: tiny heads=4 is "
+                        "not divisible; use a tp that divides it")):
+        capsys.readouterr()
+        assert harness_main(["--device", "cpu", "--quick", *argv, "--out", "p.json"]) == 1
+        assert capsys.readouterr().err.strip() == said
+    assert list(tmp_path.iterdir()) == []
+    assert repr(whole_number("2e3")) == "2e3" and whole_number("2e3") == 2000

@@ -34,7 +34,7 @@ from tiersim.errors import (
     os_error_line,
     shown,
 )
-from tiersim.numbers import as_written, plain_float
+from tiersim.numbers import as_written, plain_float, plain_int
 
 DEVICES = ("cuda", "cpu")
 """The ``--device`` values the harness measures on (``runner._device``)."""
@@ -104,22 +104,25 @@ class _Once(argparse._StoreAction):
 def whole_number(text: str) -> int:
     """A whole-number option's ``text`` read by the rule tiersim's flags and scenarios read
     numbers with (:mod:`tiersim.numbers`): ``1e3`` is 1000, ``0x10`` is refused with the
-    number to write. ``int`` read ``1e3`` as no int and quoted a 5,000-digit value whole."""
-    from tiersim.numbers import NumberError, exact_whole, read_number
+    number to write. ``int`` read ``1e3`` as no int and quoted a 5,000-digit value whole. The
+    number keeps its text (:class:`~tiersim.numbers.WrittenWhole`), so a refusal quotes it as
+    typed (``--seed 1e30``, not its 31 digits); the command makes it a plain int once
+    checked."""
+    from tiersim.numbers import NumberError, WrittenWhole, exact_whole, read_number
 
     try:
         number = read_number(text, int)
     except NumberError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     if isinstance(number, int):
-        return number
+        return WrittenWhole(number, text)
     if not math.isfinite(number):
         raise argparse.ArgumentTypeError("input should be a finite number")
     if not number.is_integer():
         raise argparse.ArgumentTypeError("input should be a valid integer, got a number with "
                                          "a fractional part")
     try:
-        return exact_whole(text)
+        return WrittenWhole(exact_whole(text), text)
     except NumberError as err:  # 2.99999999999999999999: whole only as a float
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -235,6 +238,7 @@ def _checked_and_measured(args) -> int:
         error(problem)
         return 1
     args.budget_s = plain_float(args.budget_s)  # checked: the text it was typed as is not kept
+    args.tp, args.seed = plain_int(args.tp), plain_int(args.seed)  # checked, as plain ints
     kept = f"{args.out} left as it was" if Path(args.out).is_file() else f"{args.out} not written"
     with _signals_stop() as stopped:
         try:
