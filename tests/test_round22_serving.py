@@ -24,13 +24,20 @@ def small_disagg(tmp_path: Path, *edits: tuple[str, str]) -> Path:
     return path
 
 
+def line_of(path: Path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` holding ``text`` (so a comment added to
+    the bundled scenario does not move the line an error names)."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
 def test_disagg_refuses_a_router_key_no_policy_reads(tmp_path, capsys):
     """``tiersim run`` refused ``fractions`` under ``policy: uniform``; ``tiersim disagg``
     simulated every split without it and said nothing."""
     scenario = small_disagg(tmp_path, ("router: {policy: uniform}",
                                        "router: {policy: uniform, fractions: [1]}"))
     line = error_line(*run_cli(capsys, "disagg", scenario))
-    assert line == (f"Error: {scenario}: line 28: router.fractions: policy uniform does not "
+    number = line_of(scenario, "fractions: [1]")
+    assert line == (f"Error: {scenario}: line {number}: router.fractions: policy uniform does not "
                     "read it (only static_split does); remove it, or set policy: static_split")
     assert error_line(*run_cli(capsys, "run", scenario, "--no-baselines")) == line
 
@@ -41,8 +48,9 @@ def test_disagg_refuses_a_session_key_its_source_does_not_read(tmp_path, capsys)
                                        "router: {policy: uniform}\nworkload:\n  sessions: "
                                        "{source: 'off', generate: {tasks: 3}}"))
     line = error_line(*run_cli(capsys, "disagg", scenario))
-    assert line == (f"Error: {scenario}: line 30: workload.sessions.generate: source off does "
-                    "not read it (only generate does); remove it, or set source: generate")
+    number = line_of(scenario, "generate: {tasks: 3}")
+    assert line == (f"Error: {scenario}: line {number}: workload.sessions.generate: source "
+                    "off does not read it (only generate does); remove it, or set source: generate")
 
 
 def tiny_with_prefix_caching(tmp_path: Path, trace: str | None = None) -> Path:
@@ -189,11 +197,12 @@ def test_a_disaggregated_tier_names_the_key_it_cannot_have(tmp_path, capsys):
     dp = small_disagg(tmp_path, ("gpus_per_replica: 2\n",
                                  "gpus_per_replica: 2\n    data_parallel: 2\n"))
     assert error_line(*run_cli(capsys, "disagg", dp)) == (
-        f"Error: {dp}: line 24: tiers[0].data_parallel: a disaggregated tier's data-parallel "
-        "ranks (data_parallel 2) are not modelled; set data_parallel: 1, or remove "
-        "disaggregation")
+        f"Error: {dp}: line {line_of(dp, 'data_parallel: 2')}: tiers[0].data_parallel: a "
+        "disaggregated tier's data-parallel ranks (data_parallel 2) are not modelled; set "
+        "data_parallel: 1, or remove disaggregation")
     spec = small_disagg(tmp_path, ("latency_us: 10}\n",
                                    "latency_us: 10}\n    speculative: {k: 2, acceptance: 0.5}\n"))
     assert error_line(*run_cli(capsys, "run", spec, "--no-baselines")) == (
-        f"Error: {spec}: line 27: tiers[0].speculative: speculative decoding on a "
-        "disaggregated tier is not modelled; remove speculative, or disaggregation")
+        f"Error: {spec}: line {line_of(spec, 'speculative: {k: 2')}: tiers[0].speculative: "
+        "speculative decoding on a disaggregated tier is not modelled; remove speculative, "
+        "or disaggregation")

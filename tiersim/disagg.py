@@ -28,7 +28,7 @@ from tiersim.metrics import (
     slo_score,
     split_rank,
 )
-from tiersim.runner import run_with_requests
+from tiersim.runner import IDLE_TIER_NOTE, run_with_requests
 from tiersim.scenario import DisaggConfig, Scenario
 from tiersim.scenario_where import _short
 
@@ -129,6 +129,7 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
     out = []
     for split in splits:
         with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", IDLE_TIER_NOTE, Note)  # a cost note: none here
             if split is not None:  # a split tried here, not one the scenario chose
                 warnings.filterwarnings("ignore", LONE_PREFILL_NOTE, Note)
             run, requests = run_with_requests(_with_split(scenario, index, split))

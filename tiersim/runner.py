@@ -345,6 +345,11 @@ def _note_unsized_baselines(scenario: Scenario, source: str) -> None:
                       "nothing here; run without --no-baselines to use it", Note, stacklevel=3)
 
 
+IDLE_TIER_NOTE = r".*: tier \S+ ran no request"
+"""The start of the note for a paid tier that ran no request (:func:`_note_idle_tiers`): a
+note on the run's bill, which ``tiersim disagg`` (no cost in its table) leaves out."""
+
+
 def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
     """A note for each tier that ran no pass while its provisioned replicas are paid (cost
     model ``provisioned``): its GPUs are part of the bill and serve nobody. Before, a
