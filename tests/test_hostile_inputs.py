@@ -905,7 +905,7 @@ def test_absurdly_slow_links_are_refused(tmp_path, capsys, edit, field):
     scenario = tmp_path / "d.yaml"
     scenario.write_text(text.replace(edit, f"{field}: 1.0e-300"))
     line = one_error_line(*run_cli(capsys, "run", scenario, "--no-baselines"))
-    assert f"{field}: must be >= 0.01 (got 1e-300)" in line
+    assert f"{field}: must be >= 0.01 (got 1.0e-300)" in line  # round 50: as written
 
 
 def test_config_attention_layouts_are_read_or_refused_not_guessed(tmp_path):
@@ -1317,7 +1317,8 @@ def test_a_leading_zero_is_refused_and_names_stay_text(tmp_path):
      "line 23: router.classifier.ece_bins: must be <= 1000 (got 100000000)"),
     ("workload: {difficulty: {kind: continuous, curve_width: 1.0e+300}}\n"
      "router: {policy: oracle}\n",
-     "line 23: workload.difficulty.curve_width: must be <= 10.0 (got 1e+300)"),
+     # round 50: the value as written (was 1e+300)
+     "line 23: workload.difficulty.curve_width: must be <= 10.0 (got 1.0e+300)"),
 ])
 def test_classifier_bins_and_curve_width_are_bounded(tmp_path, capsys, block, expected):
     """10^8 calibration bins took 11 GB; a curve 10^300 wide divided by zero."""

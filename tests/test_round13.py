@@ -162,8 +162,8 @@ def test_a_classifier_c_too_small_to_train_is_refused(tmp_path, capsys):
     path.write_text(tiny_with(("policy: static_split\n  fractions: [0.5, 0.5]",
                                "policy: lagrangian\n  lambda: 0.1\n  classifier: {C: 1.0e-300}")))
     code, err = run_cli(capsys, "run", path)
-    assert one_error_line(code, err) == (
-        f"Error: {path}: line 26: router.classifier.C: must be >= 1e-06 (got 1e-300)")
+    assert one_error_line(code, err) == (  # round 50: the value as written (was 1e-300)
+        f"Error: {path}: line 26: router.classifier.C: must be >= 1e-06 (got 1.0e-300)")
 
 
 def test_the_uniform_fleets_table_says_which_floor_they_are_held_to():

@@ -128,9 +128,9 @@ def test_scheduler_budget_must_cover_the_batch(scenario_file):
                         "    cost_per_gpu_hour: 3.5\n    scheduler: {max_num_seqs: 64, "
                         "max_num_batched_tokens: 32}\n  - name: bf16")
     assert error_of(scenario_file, text) == (
-        "line 10: tiers[0].scheduler: max_num_batched_tokens (32) must be >= max_num_seqs (64) "
-        "so every running request can decode each step"
-    )
+        "line 10: tiers[0].scheduler.max_num_batched_tokens: must be >= max_num_seqs (64) so "
+        "every running request can decode each step (got 32)"
+    )  # round 50: named at the key it is about, its value as written (was at scheduler)
 
 
 def test_duplicate_tier_names(scenario_file):

@@ -217,11 +217,49 @@ class ScenarioError(TiersimError):
 class KeyedError(ValueError):
     """A scenario model's cross-field check's error that names the key it is about: ``key`` (a
     location under the model that raised it) is added to pydantic's location, so the line
-    shown is that key's, not the whole block's."""
+    shown is that key's, not the whole block's.
 
-    def __init__(self, key: tuple[str | int, ...], message: str):
-        super().__init__(message)
-        self.key = key
+    ``values``: where ``message`` quotes a value the model read (a child key's), the value by
+    the name of its ``{field}`` in ``message``, with its location under the model: the line is
+    told with the value as the file writes it (``-1``, ``1e308``), read from the model's input
+    (:meth:`told`), not as the model converted it (``-1.0``, ``1e+308``). Without ``values``
+    ``message`` is shown as it is (no fields filled, braces kept).
+    """
+
+    def __init__(self, key: tuple[str | int, ...], message: str,
+                 values: dict[str, tuple[tuple[str | int, ...], object]] | None = None):
+        self.key, self.template, self.values = key, message, dict(values or {})
+        super().__init__(self.told(None))
+
+    def told(self, given: object, text_at=None) -> str:
+        """The message with each value as ``given`` (the model's input, as read from the file)
+        holds it at its location, or as ``text_at`` (a location's text in the file, or None)
+        gives it; the value the model read where ``given`` has none there (a default) or is
+        None."""
+        if not self.values:
+            return self.template
+        shown = {}
+        for name, (loc, value) in self.values.items():
+            text = None if text_at is None else text_at(loc)
+            if text is not None:
+                shown[name] = text
+                continue
+            node = given
+            for part in loc:
+                found = isinstance(node, dict) and part in node or (
+                    isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node))
+                node = node[part] if found else _NOT_GIVEN
+                if node is _NOT_GIVEN:
+                    break
+            shown[name] = yaml_written(value if node is _NOT_GIVEN else node)
+        return self.template.format(**shown)
+
+    def __reduce__(self):
+        """Pickled with its key and values (a sweep's worker process hands errors back)."""
+        return type(self), (self.key, self.template, self.values)
+
+
+_NOT_GIVEN = object()
 
 
 class FitError(TiersimError):

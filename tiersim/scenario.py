@@ -498,7 +498,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         first, loc = _most_telling(err.errors(), data)
         if tuple(first["loc"])[-1:] == ("[key]",) and isinstance(first["input"], int) and loc:
             raise ScenarioError(source, *_number_key(loc, root)) from None
-        raise ScenarioError(source, _where(loc, root), _explain(first, loc)
+        raise ScenarioError(source, _where(loc, root), _explain(first, loc, root)
                             + _reading(first["type"], root, loc),
                             refused_as=None if root is not None else first["type"]) from None
     scenario._source = source

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel
 
-from tiersim.errors import ScenarioError, TiersimError, yaml_written
+from tiersim.errors import KeyedError, ScenarioError, TiersimError, yaml_written
 from tiersim.scenario_models import Scenario, _is_model, _model_in
 from tiersim.scenario_where import (
     Loc,
@@ -37,6 +38,7 @@ from tiersim.scenario_yaml import (
     _construct_int,
     _read_text,
     _reading,
+    written_text,
 )
 
 
@@ -141,9 +143,13 @@ def _file_root(source: str, loc: Loc) -> yaml.Node | None:
     return None if _child(root, loc[0]) is None else root
 
 
-def _explain(error: dict, loc: Loc) -> str:
-    """A pydantic error as a short instruction: what is wrong and what is accepted."""
+def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
+    """A pydantic error as a short instruction: what is wrong and what is accepted. ``root``:
+    the scenario file's node tree, where a number is quoted as the file writes it (``1e308``
+    read "(got 1e+308)", as Python writes the float)."""
     kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
+    shown = _number_as_written(root, loc) if _is_number(got) else None
+    shown = _got(got) if shown is None else _short(shown)
     if kind == "extra_forbidden":
         return "unknown key" + _suggest(loc)
     if kind == "missing":
@@ -151,30 +157,57 @@ def _explain(error: dict, loc: Loc) -> str:
             return "value missing: the list is too short"
         return "required key is missing"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys (got {_got(got)})"
+        return f"must be a mapping of keys (got {shown})"
     if kind in ("list_type", "tuple_type"):
-        return f"must be a list (got {_got(got)})"
+        return f"must be a list (got {shown})"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
               "less_than": "<"}
     if kind in bounds:
         limit = next(iter(ctx.values()))
-        return f"must be {bounds[kind]} {limit} (got {_got(got)})"
+        return f"must be {bounds[kind]} {limit} (got {shown})"
     if kind == "finite_number":
-        return f"must be a finite number (got {_got(got)})"
+        return f"must be a finite number (got {shown})"
     if kind == "int_parsing_size" and isinstance(got, float):
         return _beyond_int(got, loc)
     if kind == "float_type" and isinstance(got, int) and not isinstance(got, bool):
         return _beyond_float(got)
     if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false (got {_got(got)})"
+        return f"must be true or false (got {shown})"
     if kind == "literal_error":
-        return f"must be one of {ctx['expected']} (got {_got(got)})"
+        return f"must be one of {ctx['expected']} (got {shown})"
     if kind == "too_short":
         return f"must have at least {ctx['min_length']} item(s)"
     if kind == "value_error":
-        return _short(" ".join(str(ctx.get("error", error["msg"])).split()), 300)
+        raised = ctx.get("error", error["msg"])
+        if isinstance(raised, KeyedError):  # the values it quotes, as the file writes them
+            model = loc[:len(loc) - len(raised.key)]
+            text = raised.told(got, lambda at: _number_as_written(root, model + at))
+        else:
+            text = str(raised)
+        return _short(" ".join(text.split()), 300)
     message = error["msg"]
-    return f"{message[:1].lower()}{message[1:]} (got {_got(got)})"
+    return f"{message[:1].lower()}{message[1:]} (got {shown})"
+
+
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a number YAML read (a true/false value is none)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+PLAIN_NUMBER = re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?")
+"""A decimal number written plain (``1e308``, ``-1``, ``0.50``): its text is what an error line
+quotes."""
+
+
+def _number_as_written(root: yaml.Node | None, loc: Loc) -> str | None:
+    """The text of the plain decimal number at ``loc`` of the scenario file's node tree, or of
+    a flow list of them on one line (``[0.5, 1e308]``); None where there is no tree, or the
+    value there is no such number or list (a tag, text, a block list)."""
+    text = None if root is None else written_text(root, loc)
+    if text is None:
+        return None
+    items = text[1:-1].split(",") if text.startswith("[") and text.endswith("]") else [text]
+    return text if all(PLAIN_NUMBER.fullmatch(item.strip()) for item in items) else None
 
 
 def _beyond_int(got: float, loc: Loc) -> str:

@@ -212,10 +212,11 @@ class SchedulerConfig(_Strict):
     @model_validator(mode="after")
     def _budget_covers_batch(self) -> SchedulerConfig:
         if self.max_num_batched_tokens < self.max_num_seqs:
-            raise ValueError(
-                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= max_num_seqs "
-                f"({self.max_num_seqs}) so every running request can decode each step"
-            )
+            raise KeyedError(
+                ("max_num_batched_tokens",), "must be >= max_num_seqs ({seqs}) so every running "
+                "request can decode each step (got {tokens})",
+                {"seqs": (("max_num_seqs",), self.max_num_seqs),
+                 "tokens": (("max_num_batched_tokens",), self.max_num_batched_tokens)})
         return self
 
 
@@ -236,8 +237,10 @@ class SpeculativeConfig(_Strict):
     def _rates(self) -> SpeculativeConfig:
         rates = self.acceptance if isinstance(self.acceptance, list) else [self.acceptance]
         if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
-            raise ValueError(f"speculative acceptance must be one rate or k={self.k} rates, "
-                             f"each in [0, 1] (got {self.acceptance})")
+            raise KeyedError(("acceptance",), "must be one rate or k={k} rates, each in "
+                             "[0, 1] (got {acceptance})",
+                             {"k": (("k",), self.k),
+                              "acceptance": (("acceptance",), self.acceptance)})
         if self.draft_model is not None and "head_cost" in self.model_fields_set:
             raise KeyedError(("head_cost",), "head_cost prices a draft head, and this block "
                              "names a draft_model (timed on its own step model); keep one")
@@ -353,13 +356,18 @@ class TierConfig(_Strict):
         if split is None:
             return self
         if split.prefill_replicas + split.decode_replicas != self.replicas:
-            raise ValueError(f"disaggregation: prefill_replicas + decode_replicas "
-                             f"({split.prefill_replicas} + {split.decode_replicas}) must equal "
-                             f"replicas ({self.replicas})")
+            raise KeyedError(("disaggregation",), "prefill_replicas + decode_replicas "
+                             "({prefill} + {decode}) must equal replicas ({replicas})",
+                             {"prefill": (("disaggregation", "prefill_replicas"),
+                                          split.prefill_replicas),
+                              "decode": (("disaggregation", "decode_replicas"),
+                                         split.decode_replicas),
+                              "replicas": (("replicas",), self.replicas)})
         if self.data_parallel != 1:
-            raise KeyedError(("data_parallel",), f"a disaggregated tier's data-parallel ranks "
-                             f"(data_parallel {self.data_parallel}) are not modelled; set "
-                             "data_parallel: 1, or remove disaggregation")
+            raise KeyedError(("data_parallel",), "a disaggregated tier's data-parallel ranks "
+                             "(data_parallel {dp}) are not modelled; set data_parallel: 1, or "
+                             "remove disaggregation",
+                             {"dp": (("data_parallel",), self.data_parallel)})
         if self.speculative is not None:
             raise KeyedError(("speculative",), "speculative decoding on a disaggregated tier "
                              "is not modelled; remove speculative, or disaggregation")
@@ -369,18 +377,21 @@ class TierConfig(_Strict):
     def _spec_budget(self) -> TierConfig:
         spec, sched = self.speculative, self.scheduler
         if spec is not None and sched.max_num_batched_tokens < sched.max_num_seqs * (spec.k + 1):
-            raise ValueError(f"speculative k={spec.k} needs scheduler.max_num_batched_tokens >= "
-                             f"max_num_seqs x (k + 1) = {sched.max_num_seqs * (spec.k + 1)}")
+            raise KeyedError(("speculative", "k"), "speculative k={k} needs "
+                             "scheduler.max_num_batched_tokens >= max_num_seqs x (k + 1) = "
+                             f"{sched.max_num_seqs * (spec.k + 1)}",
+                             {"k": (("speculative", "k"), spec.k)})
         return self
 
     @model_validator(mode="after")
     def _dp_divides_gpus(self) -> TierConfig:
         if self.gpus_per_replica % self.data_parallel:
             raise KeyedError(("data_parallel",),
-                             f"data_parallel ({self.data_parallel}) must divide "
-                             f"gpus_per_replica ({self.gpus_per_replica}); with "
+                             "data_parallel ({dp}) must divide gpus_per_replica ({gpus}); with "
                              f"{self.gpus_per_replica} GPUs it may be "
-                             f"{_or(_divisors(self.gpus_per_replica))}")
+                             f"{_or(_divisors(self.gpus_per_replica))}",
+                             {"dp": (("data_parallel",), self.data_parallel),
+                              "gpus": (("gpus_per_replica",), self.gpus_per_replica)})
         return self
 
     @property

@@ -130,10 +130,12 @@ class SessionGenerator(_Strict):
     def _span_within_a_trace(self) -> SessionGenerator:
         span = self.tasks / self.task_rate_rps
         if span > MAX_START_SPAN_S:
-            raise ValueError(f"task_rate_rps {self.task_rate_rps:g}: {self.tasks} tasks would "
-                             f"start over about {span:.3g} s, beyond the "
-                             f"{MAX_START_SPAN_S:,.0f} s generated tasks may start over (times "
-                             "lose their precision beyond); raise the rate or lower tasks")
+            raise KeyedError(("task_rate_rps",), "at this rate {tasks} tasks would start over "
+                             f"about {span:.3g} s, beyond the {MAX_START_SPAN_S:,.0f} s "
+                             "generated tasks may start over (times lose their precision "
+                             "beyond); raise the rate or lower tasks (got {rate})",
+                             {"rate": (("task_rate_rps",), self.task_rate_rps),
+                              "tasks": (("tasks",), self.tasks)})
         return self
 
     @model_validator(mode="after")
@@ -177,10 +179,12 @@ class SessionsConfig(_Strict):
     def _system_prompt_leaves_room(self) -> SessionsConfig:
         longest = self.generate.max_context_tokens
         if self.source == "generate" and self.system_prompt_tokens >= longest:
-            raise KeyedError(("system_prompt_tokens",), f"{self.system_prompt_tokens:,} tokens "
-                             f"leave no room for a task's first step within "
-                             f"generate.max_context_tokens ({longest:,}, counting the system "
-                             "prompt); lower system_prompt_tokens or raise max_context_tokens")
+            raise KeyedError(("system_prompt_tokens",), "{given} tokens leave no room for a "
+                             "task's first step within generate.max_context_tokens ({longest}, "
+                             "counting the system prompt); lower system_prompt_tokens or raise "
+                             "max_context_tokens",
+                             {"given": (("system_prompt_tokens",), self.system_prompt_tokens),
+                              "longest": (("generate", "max_context_tokens"), longest)})
         return self
 
 
