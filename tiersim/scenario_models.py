@@ -689,6 +689,49 @@ def takes_no_number(loc: Loc) -> bool:
     return info is not None and not listed and _no_number(info.annotation)
 
 
+def takes_a_name_or_number(loc: Loc) -> bool:
+    """Whether the value at ``loc`` of a scenario takes a name as well as a number (a tier by its
+    name or index: ``router.tier``, ``router.step_tiers.planning``), so that ``.nan`` there is
+    told as no name and no finite number, not as a number alone ("must be a finite number")."""
+    annotation: Any = Scenario
+    for part in loc:
+        inner = _one_kind(annotation)
+        if _is_model(inner):
+            fields = {f.alias or n: f for n, f in inner.model_fields.items()}
+            if part not in fields:
+                return False
+            annotation = fields[part].annotation
+        elif typing.get_origin(inner) is dict and len(typing.get_args(inner)) == 2:
+            annotation = typing.get_args(inner)[1]
+        elif typing.get_origin(inner) is list and isinstance(part, int):
+            annotation = typing.get_args(inner)[0]
+        else:
+            return False
+    kinds = set(_members_of(annotation))
+    return str in kinds and bool(kinds & {int, float})
+
+
+def _one_kind(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated`` and ``None`` (``X | None`` is ``X``); a union of
+    several kinds as it is."""
+    if typing.get_origin(annotation) is Annotated:
+        return _one_kind(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        return _one_kind(args[0]) if len(args) == 1 else annotation
+    return annotation
+
+
+def _members_of(annotation: Any) -> list[Any]:
+    """The kinds a union admits (``int | str | None``: int, str, NoneType); the kind itself
+    otherwise."""
+    if typing.get_origin(annotation) is Annotated:
+        return _members_of(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [kind for arg in typing.get_args(annotation) for kind in _members_of(arg)]
+    return [annotation]
+
+
 def _is_list(annotation: Any) -> bool:
     """Whether an annotation is a list (``list[TierConfig]``, with ``None`` or inside
     ``Annotated``)."""

@@ -267,6 +267,10 @@ def _reject_non_finite(data: Any, source: str, root: yaml.Node | None, loc: Loc)
             raise ScenarioError(source, _where(loc, root), text)
         if _takes_no_number(loc):
             return  # the key's own check words it, as it does any number there
+        if not isinstance(data, _Underflow) and _takes_a_name_or_number(loc):
+            raise ScenarioError(source, _where(loc, root), (
+                "a name or a finite number is expected here, not "
+                f"{_written_number(data, loc, root)}{_yaml_reading(root, loc)}"))
     if isinstance(data, _Underflow):
         raise ScenarioError(source, _where(loc, root), underflow_words(data.text))
     if isinstance(data, float) and not math.isfinite(data):
@@ -319,6 +323,15 @@ def _takes_no_number(loc: Loc) -> bool:
         path = loc[-2]  # an axis' value: the key its dotted path names
         loc = tuple(path.split(".")) if isinstance(path, str) else ()
     return bool(loc) and loc[-1] not in MODEL_KEYS and takes_no_number(loc)
+
+
+def _takes_a_name_or_number(loc: Loc) -> bool:
+    """Whether the scenario key at ``loc`` takes a name as well as a number (a tier's name or
+    index): ``router.step_tiers.planning: .nan`` read "must be a finite number", where a name
+    goes too."""
+    from tiersim.scenario_models import takes_a_name_or_number
+
+    return bool(loc) and loc[:1] != ("sweep",) and takes_a_name_or_number(loc)
 
 
 def _not_finite(value: float, loc: Loc, root: yaml.Node | None) -> str:
