@@ -736,6 +736,14 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
                                f"point{'s' if done != 1 else ''} stored, no sweep.parquet yet); "
                                "run its `tiersim sweep` command again to resume it, and the "
                                "report is written at the end")
+        manifest = directory / "sweep.json"
+        if (directory / "points").is_dir() and not (manifest.exists() or manifest.is_symlink()):
+            done = sum(1 for _ in (directory / "points").glob("*.json"))
+            raise TiersimError(f"{directory}: a sweep's folder without its sweep.json ({done:,} "
+                               f"point{'s' if done != 1 else ''} stored, no sweep.parquet); run "
+                               "its `tiersim sweep` command again with this --out folder to "
+                               "rebuild it (it resumes from the points stored), and the report "
+                               "is written at the end")
         if directory.name == "points" and (directory.parent / "sweep.json").is_file():
             raise TiersimError(f"{directory}: the folder where the sweep in {directory.parent} "
                                "keeps one file per point, not a result to report; report the "
