@@ -541,10 +541,15 @@ def _host_port(address: str | None, named: str | None = None,
     client's default port); None for anything else (``auto``, ``local``, or malformed: Ray
     says what is wrong with it). A port that is no TCP port (0, above 65535), or a port or
     none after no host (``[]:6379``, ``ray://``, ``:``), is refused at once: Ray retried it for
-    minutes, as it does an address where nothing answers, or logged its traceback."""
+    minutes, as it does an address where nothing answers, or logged its traceback; so is a host
+    with nothing after its colon (``localhost:``), whose error from Ray named an address not
+    typed (``full address = 192.0.2.2:``)."""
     text = address or ""
     client = text.startswith("ray://")
     host, sep, port = text.removeprefix("ray://").rpartition(":")
+    if sep and host.strip("[]") and not port:  # Ray's error named an address never typed
+        raise TiersimError(f"{named or f'--address {address}'}: names no port after the "
+                           f"colon; {fix}")
     if client and not (sep and _whole(port)):  # ray://host, ray://[::1]
         host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
