@@ -719,12 +719,9 @@ def generate(cfg: SessionGenerator, rng: np.random.Generator, source: str = "sce
     mix_p = np.array([cfg.step_mix[k] for k in mix_names])
     mix_p = mix_p / mix_p.sum()  # the validator allows 1e-6 off 1; numpy's choice, about 1e-8
     steps, hashes = _Steps(["planning", *mix_names, "final"]), 0
+    _check_hashes_up_front(cfg, steps.names, mix_p, system_tokens, source)
     for sid, start in enumerate(starts):
-        middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
-        # the mix's index (as choice draws the names themselves), 1 on: 0 is planning
-        codes = [0, *(1 + rng.choice(len(mix_names), size=middle, p=mix_p)).tolist(),
-                 len(mix_names) + 1]
-        task = _task_rows(cfg, rng, steps.names, codes, system_tokens)
+        codes, task = _draw_task(cfg, rng, steps.names, mix_p, system_tokens)
         hashes = _hashes_within_budget(sid, task, hashes, system_tokens, source)
         steps.add(float(start), codes, task)
         if len(steps) > MAX_GENERATED_STEPS:
@@ -775,6 +772,59 @@ class _Steps:
             "step": step, "parent": step - 1,
             "step_type": names[np.frombuffer(self.kind, dtype=np.int64)],
             "tool_s": np.array(self.tool, dtype=np.float64)})
+
+
+def _draw_task(cfg: SessionGenerator, rng: np.random.Generator, names: list[str],
+               mix_p: np.ndarray, system_tokens: int) -> tuple[list[int], tuple[list, list, list]]:
+    """One task's step types (``codes``: indices into ``names``, planning first, final last)
+    and rows (:func:`_task_rows`), drawn from ``rng``."""
+    middle = min(1 + int(rng.poisson(cfg.middle_steps_mean - 1)), cfg.max_steps - 2)
+    # the mix's index (as choice draws the names themselves), 1 on: 0 is planning
+    codes = [0, *(1 + rng.choice(len(mix_p), size=middle, p=mix_p)).tolist(), len(mix_p) + 1]
+    return codes, _task_rows(cfg, rng, names, codes, system_tokens)
+
+
+SAMPLE_TASKS = 1000
+"""Tasks :func:`_check_hashes_up_front` draws (from their own seed) to estimate the prefix
+hashes a generator's tasks need: about 0.5 s for tasks of 35 steps, where the count kept while
+the tasks are made passed the limit after 20-28 s (40,114 tasks of 100,000)."""
+
+SAFE_SIGMAS = 5.0
+"""How many standard errors the estimated hashes (the sample's mean, and the sum over the
+tasks) must clear the limit by before a run is refused up front."""
+
+
+def _check_hashes_up_front(cfg: SessionGenerator, names: list[str], mix_p: np.ndarray,
+                           system_tokens: int, source: str) -> None:
+    """Refuse, before any task is made, a generator whose tasks surely need more than
+    :data:`MAX_PREFIX_HASHES` prefix hashes: :data:`SAMPLE_TASKS` tasks drawn as the generator
+    draws them (from seed 0, not the run's) estimate a task's hashes, and the run is refused
+    where the estimate for all ``cfg.tasks``, less :data:`SAFE_SIGMAS` standard errors (of the
+    sample's mean and of the sum), is above the limit. Skipped where no task can need that
+    many (each prompt is at most ``max_context_tokens``) or the tasks are few (the count kept
+    as they are made, :func:`_hashes_within_budget`, refuses the rest)."""
+    most = cfg.tasks * cfg.max_steps * -(-cfg.max_context_tokens // HASH_BLOCK_TOKENS)
+    if most <= MAX_PREFIX_HASHES or cfg.tasks <= 4 * SAMPLE_TASKS:
+        return
+    rng = np.random.default_rng(0)
+    per_task = np.empty(SAMPLE_TASKS)
+    for i in range(SAMPLE_TASKS):
+        new, out, _ = _draw_task(cfg, rng, names, mix_p, system_tokens)[1]
+        prompts = (system_tokens + np.cumsum(np.array(new, dtype=np.int64))
+                   + np.concatenate(([0], np.cumsum(np.array(out, dtype=np.int64))[:-1])))
+        per_task[i] = float(np.sum(-(-prompts // HASH_BLOCK_TOKENS)))
+    mean, sd = float(per_task.mean()), float(per_task.std(ddof=1))
+    error = cfg.tasks * sd / math.sqrt(SAMPLE_TASKS) + math.sqrt(cfg.tasks) * sd
+    if cfg.tasks * mean - SAFE_SIGMAS * error <= MAX_PREFIX_HASHES:
+        return
+    tokens = MAX_PREFIX_HASHES * HASH_BLOCK_TOKENS
+    raise ScenarioError(source, "workload.sessions.generate", (
+        f"{cfg.tasks:,} tasks' prompts, each with its context, would hold about "
+        f"{float(f'{cfg.tasks * mean * HASH_BLOCK_TOKENS:.2g}'):,.0f} tokens in all (about "
+        f"{mean:,.0f} prefix blocks of {HASH_BLOCK_TOKENS} tokens a task, over "
+        f"{SAMPLE_TASKS:,} tasks drawn as these are), more than the {tokens:,} tokens tiersim "
+        "hashes for prefix caching in one run; lower tasks, middle_steps_mean, max_steps or "
+        "max_context_tokens"))
 
 
 def _hashes_within_budget(sid: int, task: tuple[list, list, list], before: int,
