@@ -27,10 +27,11 @@ def _edited(tmp_path, old: str, new: str) -> tuple:
     ("gpu: H200", "gpu: on", "gpu: input should be a valid string (got true); YAML reads on "
      "unquoted as true: write 'on' in quotes if it is text"),
     # round 48: 1_0 groups no thousands and is text now; 1_000 is the number YAML reads
-    ("name: tiny", "name: 1_000", "name: input should be a valid string (got 1000); YAML reads "
-     "1_000 unquoted as a number: write '1_000' in quotes if it is text"),
+    # round 50: a number is quoted as the file writes it (was "got 1000", "got 1000.0")
+    ("name: tiny", "name: 1_000", "name: input should be a valid string (got 1_000); YAML "
+     "reads 1_000 unquoted as a number: write '1_000' in quotes if it is text"),
     ("name: bf16", "name: 1.0e+3", "tiers[1].name: input should be a valid string (got "
-     "1000.0); YAML reads 1.0e+3 unquoted as a number: write '1.0e+3' in quotes if it is text"),
+     "1.0e+3); YAML reads 1.0e+3 unquoted as a number: write '1.0e+3' in quotes if it is text"),
     ("policy: static_split", "policy: uniform\ntier: yes", "router.tier: a name or a number is "
      "expected here, not a YAML boolean (true/false); YAML reads yes unquoted as true: write "
      "'yes' in quotes if it is text"),
