@@ -179,12 +179,10 @@ class SessionsConfig(_Strict):
     def _system_prompt_leaves_room(self) -> SessionsConfig:
         longest = self.generate.max_context_tokens
         if self.source == "generate" and self.system_prompt_tokens >= longest:
-            raise KeyedError(("system_prompt_tokens",), "{given} tokens leave no room for a "
-                             "task's first step within generate.max_context_tokens ({longest}, "
-                             "counting the system prompt); lower system_prompt_tokens or raise "
-                             "max_context_tokens",
-                             {"given": (("system_prompt_tokens",), self.system_prompt_tokens),
-                              "longest": (("generate", "max_context_tokens"), longest)})
+            raise KeyedError(("system_prompt_tokens",), f"{self.system_prompt_tokens:,} tokens "
+                             f"leave no room for a task's first step within "
+                             f"generate.max_context_tokens ({longest:,}, counting the system "
+                             "prompt); lower system_prompt_tokens or raise max_context_tokens")
         return self
 
 
