@@ -85,12 +85,13 @@ def test_a_huge_window_out_of_order_is_not_written_out_in_digits(tmp_path, capsy
                                                                  monkeypatch):
     """``window: [1e300, 1e299]`` was quoted as its 301 digits, cut at the line's end
     ('got [10000000000000000525047602552044202487044685811081591549158541...'); a whole float
-    past a float's 16 digits is written as Python writes it."""
+    past a float's 16 digits is written as Python writes it. Round 50: as the file writes it
+    (it read "got [1e+300, 1e+299]", Python's spelling)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.yaml").write_text(tiny_with(("window: [240, 360]", "window: [1e300, 1e299]")))
     assert one_error_line(*run_cli(capsys, "run", "s.yaml")) == (
         "Error: s.yaml: line 11: trace.window: must be [start_s, end_s] with 0 <= start < end "
-        "(got [1e+300, 1e+299])")
+        "(got [1e300, 1e299])")
 
 
 def test_a_calibration_format_with_factors_and_no_compute_dtype_is_refused(

@@ -135,6 +135,26 @@ def test_other_model_checks_quote_their_values_as_written(tmp_path, capsys, monk
     assert line == f"Error: s.yaml: {said}"
 
 
+@pytest.mark.parametrize(("old", "new", "said"), [
+    # a field's own check quoted the floats it had read: 3.6e2 as 360, 12.0 as 12
+    ("window: [240, 360]", "window: [3.6e2, 2.4e2]",
+     "line 11: trace.window: must be [start_s, end_s] with 0 <= start < end (got [3.6e2, "
+     "2.4e2])"),
+    ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
+     "    replicas: 1\n    scheduler: {block_size: 12.0}\n    cost_per_gpu_hour: 3.50\n"
+     "  - name: bf16",
+     "line 17: tiers[0].scheduler.block_size: must be one of vLLM's block sizes 1, 8, 16, 32, "
+     "64, 128 or 256 tokens (got 12.0)"),
+])
+def test_a_field_check_quotes_its_value_as_written(tmp_path, capsys, monkeypatch, old, new,
+                                                   said):
+    """A field's own check (after pydantic read it) quotes the value as the file writes it."""
+    monkeypatch.chdir(tmp_path)
+    _edited(tmp_path, "tiny", old, new)
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+
+
 def test_a_keyed_error_pickles_with_its_values():
     """A sweep's worker hands errors back pickled: the values and key come back too."""
     import pickle

@@ -137,9 +137,9 @@ class TraceConfig(_Strict):
         """Refuse a window whose start is not at or after 0 and before its end, at the window's
         own key and line (it was named at ``trace:``'s, its numbers as floats: 360.0)."""
         if window is not None and not 0 <= window[0] < window[1]:
-            shown = ", ".join(str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
-                              for v in window)  # 1e300 as 1e+300, not its 301 digits
-            raise ValueError(f"must be [start_s, end_s] with 0 <= start < end (got [{shown}])")
+            shown = [int(v) if v.is_integer() and abs(v) < 1e16 else v for v in window]
+            raise KeyedError((), "must be [start_s, end_s] with 0 <= start < end (got "
+                             "{window})", {"window": ((), shown)})  # as the file writes it
         return window
 
 
@@ -189,8 +189,9 @@ class SchedulerConfig(_Strict):
     def _vllm_block_size(cls, value: int) -> int:
         """Refuse a block size vLLM's server would refuse at start-up."""
         if value not in VLLM_BLOCK_SIZES:
-            raise ValueError(f"must be one of vLLM's block sizes {_or(list(VLLM_BLOCK_SIZES))} "
-                             f"tokens (got {value})")
+            raise KeyedError((), f"must be one of vLLM's block sizes "
+                             f"{_or(list(VLLM_BLOCK_SIZES))} tokens (got {{size}})",
+                             {"size": ((), value)})  # as the file writes it: 12.0, not 12
         return value
 
     @model_validator(mode="after")
