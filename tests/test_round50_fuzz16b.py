@@ -155,6 +155,31 @@ def test_a_field_check_quotes_its_value_as_written(tmp_path, capsys, monkeypatch
     assert line == f"Error: s.yaml: {said}"
 
 
+@pytest.mark.parametrize(("old", "new", "said"), [
+    # named at router.fractions, "-0.5"
+    ("fractions: [0.5, 0.5]", "fractions: [-0.50, 1.5]",
+     "line 25: router.fractions[0]: fractions must be >= 0 and sum to 1 (got -0.50)"),
+    # "-1e+300"
+    ("fractions: [0.5, 0.5]", "fractions: {w4a16: -1e300, bf16: 0.5}",
+     "line 25: router.fractions.w4a16: fractions must be >= 0 and sum to 1 (got -1e300)"),
+    # named at router.thresholds, "1.5"
+    ("policy: static_split\n  fractions: [0.5, 0.5]",
+     "policy: threshold\n  thresholds: [0.5, 1.50]",
+     "line 25: router.thresholds[1]: thresholds are probabilities in [0, 1] (got 1.50)"),
+    # named at class_difficulty, "class_difficulty.easy must be in [0, 1] (got 2)"
+    ("router:", "workload: {difficulty: {class_difficulty: {easy: 2.0}}}\nrouter:",
+     "line 23: workload.difficulty.class_difficulty.easy: must be in [0, 1] (got 2.0)"),
+])
+def test_a_routing_check_names_the_item_and_quotes_it_as_written(tmp_path, capsys, monkeypatch,
+                                                                 old, new, said):
+    """The routing checks of a list or map's items named the whole key and quoted the item as
+    Python wrote the float (six digits: -1e+300, 2)."""
+    monkeypatch.chdir(tmp_path)
+    _edited(tmp_path, "tiny", old, new)
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+
+
 def test_a_keyed_error_pickles_with_its_values():
     """A sweep's worker hands errors back pickled: the values and key come back too."""
     import pickle

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tiersim.errors import KeyedError
 from tiersim.response_cache import ResponseCacheConfig
 from tiersim.shares import sums_to_one
 from tiersim.workload.sessions import SessionsConfig
@@ -155,9 +156,11 @@ class RouterConfig(_Strict):
         if value is None:
             return value
         shares = list(value.values()) if isinstance(value, dict) else list(value)
-        negative = next((s for s in shares if s < 0), None)
-        if negative is not None:
-            raise ValueError(f"fractions must be >= 0 and sum to 1 (got {negative:.6g})")
+        keys = list(value) if isinstance(value, dict) else list(range(len(shares)))
+        negative = next((at for at, s in zip(keys, shares, strict=True) if s < 0), None)
+        if negative is not None:  # named at the share, as the file writes it
+            raise KeyedError((negative,), "fractions must be >= 0 and sum to 1 (got {share})",
+                             {"share": ((negative,), value[negative])})
         if not sums_to_one(shares):
             # 10 digits: at 6, a sum of 1.000002 read "got sum 1"
             raise ValueError("fractions must be >= 0 and sum to 1 (got sum "
@@ -168,11 +171,13 @@ class RouterConfig(_Strict):
     @classmethod
     def _thresholds_are_probabilities(cls, value):
         """Thresholds compare calibrated probabilities: each lies in [0, 1]."""
-        values = (list(value.values()) if isinstance(value, dict)
-                  else value if isinstance(value, list) else [value])
-        bad = [v for v in values if not 0.0 <= v <= 1.0]
-        if bad:
-            raise ValueError(f"thresholds are probabilities in [0, 1] (got {bad[0]:.6g})")
+        places = (list(value.items()) if isinstance(value, dict)
+                  else list(enumerate(value)) if isinstance(value, list) else [(None, value)])
+        bad = [(at, v) for at, v in places if not 0.0 <= v <= 1.0]
+        if bad:  # named at the threshold, as the file writes it
+            at = () if bad[0][0] is None else (bad[0][0],)
+            raise KeyedError(at, "thresholds are probabilities in [0, 1] (got {threshold})",
+                             {"threshold": (at, bad[0][1])})
         return value
 
     @model_validator(mode="after")
@@ -301,8 +306,9 @@ class DifficultyConfig(_Strict):
         """Class positions lie on the [0, 1] difficulty axis."""
         bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
         if bad:
-            name, v = next(iter(bad.items()))
-            raise ValueError(f"class_difficulty.{name} must be in [0, 1] (got {v:.6g})")
+            name, v = next(iter(bad.items()))  # named at the class, as the file writes it
+            raise KeyedError((name,), "must be in [0, 1] (got {position})",
+                             {"position": ((name,), v)})
         easy, hard = value.get("easy", 0.2), value.get("hard", 0.8)  # as difficulty.generate
         if easy > hard:  # the classes swap: "easy" requests answered less often than "hard"
             raise ValueError(f"easy ({easy:.6g}) is above hard ({hard:.6g}): easy "
