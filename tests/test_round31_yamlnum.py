@@ -80,8 +80,8 @@ def test_a_number_with_an_exponent_and_no_point_is_that_number(tmp_path):
     scenario = load_scenario(path)
     assert (scenario.tiers[0].replicas, scenario.seed) == (1, 1000)
     assert scenario.tiers[0].cost_per_gpu_hour == 3.5
-    assert refusal(edited(tmp_path, ("name: tiny", "name: 1e3"))) == (
-        "line 3: name: input should be a valid string (got 1000.0); YAML reads 1e3 unquoted as "
+    assert refusal(edited(tmp_path, ("name: tiny", "name: 1e3"))) == (  # round 50: as written
+        "line 3: name: input should be a valid string (got 1e3); YAML reads 1e3 unquoted as "
         "a number: write '1e3' in quotes if it is text")
 
 

@@ -168,7 +168,7 @@ def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
     if kind == "finite_number":
         return f"must be a finite number (got {shown})"
     if kind == "int_parsing_size" and isinstance(got, float):
-        return _beyond_int(got, loc)
+        return _beyond_int(got, loc, shown)
     if kind == "float_type" and isinstance(got, int) and not isinstance(got, bool):
         return _beyond_float(got)
     if kind in ("bool_type", "bool_parsing"):
@@ -210,17 +210,18 @@ def _number_as_written(root: yaml.Node | None, loc: Loc) -> str | None:
     return text if all(PLAIN_NUMBER.fullmatch(item.strip()) for item in items) else None
 
 
-def _beyond_int(got: float, loc: Loc) -> str:
+def _beyond_int(got: float, loc: Loc, shown: str) -> str:
     """Why a whole number written with an exponent beyond 2**63 (``max_replicas: 1e30``, which
     pydantic reads as no integer, "exceeded maximum size") is refused: as the same number in
     digits is, by the key's bound (``must be <= 100000``), or, where the key has none, with
-    the number to write."""
+    the number to write. ``shown``: the number as the file writes it (``1e30``; Python writes
+    ``1e+30``)."""
     low, high = _int_bounds(loc)
     if high is not None and got > high:
-        return f"must be <= {high} (got {_got(got)})"
+        return f"must be <= {high} (got {shown})"
     if low is not None and got < low:
-        return f"must be >= {low} (got {_got(got)})"
-    return (f"must be a whole number (got {_got(got)}: written with an exponent, one must be "
+        return f"must be >= {low} (got {shown})"
+    return (f"must be a whole number (got {shown}: written with an exponent, one must be "
             "below 2**63); write it in digits")
 
 
