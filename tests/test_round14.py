@@ -525,10 +525,10 @@ def test_generated_tasks_cannot_start_beyond_a_trace_s_span(tmp_path, capsys):
     path.write_text(text.replace(old, "generate: {tasks: 20, task_rate_rps: 1e-300,"))
     line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
     # round 50: named at task_rate_rps's own key, its value as written (was at generate's)
-    assert line.endswith("workload.sessions.generate.task_rate_rps: at this rate 20 tasks "
-                         "would start over about 2e+301 s, beyond the 100,000,000 s generated "
-                         "tasks may start over (times lose their precision beyond); raise the "
-                         "rate or lower tasks (got 1e-300)")
+    assert line.endswith("workload.sessions.generate.task_rate_rps: at task_rate_rps 1e-300 "
+                         "20 tasks would start over about 2e+301 s, beyond the 100,000,000 s "
+                         "generated tasks may start over (times lose their precision beyond); "
+                         "raise the rate or lower tasks")
 
 
 def test_a_failed_sweep_point_reads_as_the_command_line_shows_it():

@@ -124,6 +124,13 @@ def test_a_number_beyond_a_key_s_bound_is_quoted_as_written(tmp_path, capsys, mo
      "    cost_per_gpu_hour: 3.50\n  - name: bf16",
      "line 17: tiers[0].scheduler.max_num_batched_tokens: must be >= max_num_seqs (64) so "
      "every running request can decode each step (got 1.6e1)"),
+    # max_num_batched_tokens left at its default: named at max_num_seqs, which was written
+    ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
+     "    replicas: 1\n    scheduler: {max_num_seqs: 1.0e4}\n"
+     "    cost_per_gpu_hour: 3.50\n  - name: bf16",
+     "line 17: tiers[0].scheduler.max_num_seqs: must be <= max_num_batched_tokens (8192, its "
+     "default) so every running request can decode each step (got 1.0e4); lower it, or raise "
+     "max_num_batched_tokens"),
 ])
 def test_other_model_checks_quote_their_values_as_written(tmp_path, capsys, monkeypatch, old,
                                                           new, said):

@@ -180,7 +180,9 @@ def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
     if kind == "value_error":
         raised = ctx.get("error", error["msg"])
         if isinstance(raised, KeyedError):  # the values it quotes, as the file writes them
-            model = loc[:len(loc) - len(raised.key)]
+            key = tuple(raised.key)  # the part of it written (a default's key is left out)
+            kept = next(j for j in range(len(key), -1, -1) if loc[len(loc) - j:] == key[:j])
+            model = loc[:len(loc) - kept]
             text = raised.told(got, lambda at: _number_as_written(root, model + at))
         else:
             text = str(raised)

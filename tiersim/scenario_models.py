@@ -213,11 +213,15 @@ class SchedulerConfig(_Strict):
     @model_validator(mode="after")
     def _budget_covers_batch(self) -> SchedulerConfig:
         if self.max_num_batched_tokens < self.max_num_seqs:
-            raise KeyedError(
-                ("max_num_batched_tokens",), "must be >= max_num_seqs ({seqs}) so every running "
-                "request can decode each step (got {tokens})",
-                {"seqs": (("max_num_seqs",), self.max_num_seqs),
-                 "tokens": (("max_num_batched_tokens",), self.max_num_batched_tokens)})
+            values = {"seqs": (("max_num_seqs",), self.max_num_seqs),
+                      "tokens": (("max_num_batched_tokens",), self.max_num_batched_tokens)}
+            if "max_num_batched_tokens" not in self.model_fields_set:  # the default's too few
+                raise KeyedError(("max_num_seqs",), "must be <= max_num_batched_tokens ({tokens}, "
+                                 "its default) so every running request can decode each step "
+                                 "(got {seqs}); lower it, or raise max_num_batched_tokens",
+                                 values)
+            raise KeyedError(("max_num_batched_tokens",), "must be >= max_num_seqs ({seqs}) so "
+                             "every running request can decode each step (got {tokens})", values)
         return self
 
 

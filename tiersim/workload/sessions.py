@@ -130,10 +130,10 @@ class SessionGenerator(_Strict):
     def _span_within_a_trace(self) -> SessionGenerator:
         span = self.tasks / self.task_rate_rps
         if span > MAX_START_SPAN_S:
-            raise KeyedError(("task_rate_rps",), "at this rate {tasks} tasks would start over "
-                             f"about {span:.3g} s, beyond the {MAX_START_SPAN_S:,.0f} s "
-                             "generated tasks may start over (times lose their precision "
-                             "beyond); raise the rate or lower tasks (got {rate})",
+            raise KeyedError(("task_rate_rps",), "at task_rate_rps {rate} {tasks} tasks would "
+                             f"start over about {span:.3g} s, beyond the "
+                             f"{MAX_START_SPAN_S:,.0f} s generated tasks may start over (times "
+                             "lose their precision beyond); raise the rate or lower tasks",
                              {"rate": (("task_rate_rps",), self.task_rate_rps),
                               "tasks": (("tasks",), self.tasks)})
         return self
