@@ -19,9 +19,17 @@ from tiersim.metrics import (
     duration_s,
     percentile,
     request_stats,
-    tier_stats,
     utilization,
 )
+
+
+def tier_stats(requests: pd.DataFrame, index: int):
+    """Tier ``index``'s figures as a run's summary makes them (:func:`tiersim.summary.
+    _tier_stats`, over the rows whose ``final_tier`` it is)."""
+    from tiersim.summary import _tier_stats
+
+    return _tier_stats(requests["final_tier"].to_numpy() == index,
+                       requests["ttft_s"].to_numpy(), requests["tpot_s"].to_numpy())
 
 
 def make_requests(n: int = 4, **columns) -> pd.DataFrame:

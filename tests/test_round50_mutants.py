@@ -196,12 +196,13 @@ def test_request_throughput_counts_answered_requests_only():
 def test_a_tiers_p99_ttft_is_of_its_own_requests():
     """Tier 0 answered one request in 0.5 s: its p99 TTFT is 0.5 s, not the fleet's (the
     mutant gave every tier the whole run's p99, 2.975 s here); tier 1's one answered request
-    took 3 s (its dropped one has no TTFT). ``metrics.tier_stats`` is the public form; a run's
-    own tier table uses :func:`tiersim.summary._tier_stats` (its test is below)."""
-    from tiersim.metrics import tier_stats
+    took 3 s (its dropped one has no TTFT). :func:`tiersim.summary._tier_stats` makes a run's
+    tier table (``metrics.tier_stats``, its unused twin, is gone); a whole run's is below."""
+    from tiersim.summary import _tier_stats
 
     df = _three_requests()
-    zero, one = tier_stats(df, 0), tier_stats(df, 1)
+    final, ttft, tpot = (df[c].to_numpy() for c in ("final_tier", "ttft_s", "tpot_s"))
+    zero, one = _tier_stats(final == 0, ttft, tpot), _tier_stats(final == 1, ttft, tpot)
     assert (zero.requests, zero.share, zero.ttft_p99_s, zero.tpot_p99_s) == (
         1, pytest.approx(1 / 3), 0.5, pytest.approx(0.1))
     assert (one.requests, one.ttft_p99_s, one.tpot_p99_s) == (2, 3.0, None)

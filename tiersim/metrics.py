@@ -2,7 +2,8 @@
 
 The runner hands over one flat row per request (a pandas DataFrame, the future
 ``requests.parquet``); this module derives latencies, percentiles, SLO attainment and throughput,
-for the whole run (:func:`request_stats`) and per tier (:func:`tier_stats`). Costs are
+for the whole run (:func:`request_stats`); a tier's own figures (:class:`TierStats`) are
+:func:`tiersim.summary._tier_stats`'s, from the run's latency arrays. Costs are
 :mod:`tiersim.costs`; the summary is built from both by :mod:`tiersim.summary`. Every formula is
 written out in ``docs/metrics.md``; keep the two in step.
 
@@ -138,21 +139,13 @@ def latency_percentiles(requests: pd.DataFrame) -> dict[str, float | None]:
 
 @dataclass(frozen=True)
 class TierStats:
-    """One tier's request figures: requests answered on it, their share, p99 latencies."""
+    """One tier's request figures: requests answered on it, their share, p99 latencies
+    (:func:`tiersim.summary._tier_stats` makes them)."""
 
     requests: int
     share: float | None
     ttft_p99_s: float | None
     tpot_p99_s: float | None
-
-
-def tier_stats(requests: pd.DataFrame, index: int) -> TierStats:
-    """Figures of tier ``index`` (``requests`` with an int ``final_tier`` column)."""
-    n = len(requests)
-    mine = requests[requests["final_tier"] == index]
-    return TierStats(requests=len(mine), share=len(mine) / n if n else None,
-                     ttft_p99_s=percentile(mine["ttft_s"], 99),
-                     tpot_p99_s=percentile(mine["tpot_s"], 99))
 
 
 def utilization(busy_s: float, replicas: int, duration: float) -> float | None:

@@ -231,8 +231,10 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
 
 
 def _tier_stats(mine: np.ndarray, ttft: np.ndarray, tpot: np.ndarray) -> metrics.TierStats:
-    """:func:`tiersim.metrics.tier_stats` of the rows ``mine`` (the tier's requests), from the
-    latency arrays (no copy of the request table)."""
+    """The figures (:class:`tiersim.metrics.TierStats`) of the rows ``mine`` (a tier's
+    requests, those whose ``final_tier`` it is) among all the run's, from the latency arrays
+    (no copy of the request table): their count, share of every request, and p99 TTFT and TPOT
+    over those rows alone."""
     n, count = len(mine), int(mine.sum())
     return metrics.TierStats(requests=count, share=count / n if n else None,
                              ttft_p99_s=metrics.percentile(ttft[mine], 99),
