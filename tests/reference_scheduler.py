@@ -51,6 +51,7 @@ class _R:
     filled: int = 0  # leading hashes already cached by this admission
     cached: int = -1  # prompt tokens cached at the first admission
     preempted: int = 0  # times preempted by recompute
+    admitted: float = np.nan  # when first admitted (a preempted request keeps it)
 
     @property
     def tokens(self) -> int:
@@ -224,7 +225,9 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     run, ``reference_run.last`` holds the hit tokens per level of each request and the largest
     level sizes seen (for the offload tests), ``reference_run.choices`` each request's
     (hit tokens recomputed, whether hits found below were loaded) at its first admission, and
-    ``reference_run.preemptions`` how many times each request was preempted.
+    ``reference_run.preemptions`` how many times each request was preempted and
+    ``reference_run.queue`` its queueing delay (first admission less arrival; 0 for a dropped
+    request, as the engine's ``queue_s``).
     ``spec`` (a ``SpecDecoding``): each decoder verifies k + 1 tokens per step and emits the
     tokens drawn from its own generator (``accept``: per-request acceptance rates; ``tier``:
     the tier's key in the draws, :func:`tiersim.engine.spec_decode.tier_key`).
@@ -336,6 +339,7 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
                         choices[h.idx] = (redo, loaded)
                 h.computed = hit
                 h.cached = hit if h.cached < 0 else h.cached
+                h.admitted = t if np.isnan(h.admitted) else h.admitted
                 cache.fill(h, hit + n)
                 waiting.popleft()
                 free -= need
@@ -393,6 +397,8 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
     reference_run.last = (per_level, peak)
     reference_run.choices = choices
     reference_run.preemptions = np.array([r.preempted for r in reqs])
+    reference_run.queue = np.array([0.0 if np.isnan(r.admitted) else r.admitted - r.arrival
+                                    for r in reqs])
     return (np.array([r.first_token for r in reqs]), np.array([r.finish for r in reqs]), dropped,
             np.array([max(r.cached, 0) for r in reqs]))
 
@@ -409,8 +415,8 @@ def assert_same_per_request(a, b) -> None:
 
 def assert_matches_reference(res, work, tier, **kw) -> None:
     """A one-tier SimResult agrees with :func:`reference_run` of ``tier`` on the same workload
-    (drops and cache hits exactly, first-token and finish times to 1e-9 relative); ``kw`` go to
-    it."""
+    (drops and cache hits exactly, first-token and finish times and each request's queueing
+    delay, its first admission less its arrival, to 1e-9 relative); ``kw`` go to it."""
     ft, fin, dropped, cached = reference_run(
         work.arrival_s, work.input_tokens, work.output_tokens, tier.limits, tier.num_blocks,
         tier.step_model, hashes=work.prefix_hashes, hash_block_tokens=work.hash_block_tokens,
@@ -419,6 +425,7 @@ def assert_matches_reference(res, work, tier, **kw) -> None:
     np.testing.assert_array_equal(res.cache_hit_tokens, cached)
     np.testing.assert_allclose(res.first_token_s, ft, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(res.finish_s, fin, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(res.queue_s, reference_run.queue, rtol=1e-9, atol=1e-12)
 
 
 def assert_fast_forward_exact_and_conserving(spec, work, simulate):
