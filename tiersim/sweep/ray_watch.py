@@ -13,7 +13,8 @@ the same user that belongs to the Ray session in the sweep's own Ray folder
 (``tiersim-ray-PID-XXXXXXXX``, :func:`tiersim.sweep.executors.local_ray_folder`, where Ray
 keeps its logs and sockets), known by a variable the sweep puts in the environment Ray starts
 from (:func:`marked`) or by its output going there (:func:`_holds`), until none is left, and
-removes the folder. A Ray the user runs (``--address``, ``RAY_ADDRESS``) keeps its files
+removes the folder. Each is pinned (a pidfd) and checked again before the signal, so a pid
+that passed to another process meanwhile is not signalled (:func:`_kill`). A Ray the user runs (``--address``, ``RAY_ADDRESS``) keeps its files
 elsewhere, and no watchdog is started for it, so it is never touched. A sweep that ends in
 any other way stops its watchdog after Ray's shutdown (:func:`stop`), so it kills nothing.
 
@@ -22,6 +23,7 @@ Linux only (it reads ``/proc``); elsewhere none is started and Ray's own fate-sh
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -136,16 +138,41 @@ def holders(folder: str) -> list[int]:
 def end_session(folder: str, budget_s: float = SWEEP_S) -> None:
     """Kill every process of the Ray session in ``folder`` until a look finds none (or
     ``budget_s`` passes), then remove the folder."""
+    folder = os.path.abspath(folder)
+    real = os.path.realpath(folder)
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline:
         found = holders(folder)
         if not found:
             break
         for pid in found:
-            with suppress(OSError):  # gone meanwhile
-                os.kill(pid, signal.SIGKILL)
+            _kill(pid, folder, real)
         time.sleep(0.1)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _kill(pid: int, folder: str, real: str) -> None:
+    """SIGKILL ``pid`` if it still is one of the session's (:func:`_holds`). The process is
+    pinned first (a pidfd): had it ended since it was found and its pid gone to a new process,
+    the check would look at the newcomer, but the signal goes to the pinned one, ended, so
+    nobody gets it. Without pidfds (Linux before 5.3) it is killed by pid, as ``kill`` does."""
+    try:
+        handle = os.pidfd_open(pid)
+    except OSError as error:
+        if error.errno in (errno.ESRCH, errno.EINVAL):  # gone meanwhile
+            return
+        handle = None  # no pidfd here (ENOSYS, a seccomp filter's EPERM)
+    try:
+        if not _holds(str(pid), folder, real):
+            return
+        with suppress(OSError):  # gone meanwhile
+            if handle is None:
+                os.kill(pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+    finally:
+        if handle is not None:
+            os.close(handle)
 
 
 def watch(parent: int, folder: str) -> None:
