@@ -4,6 +4,9 @@
   checked again before the signal, so a pid that went to another process meanwhile is never
   signalled; without pidfds it falls back to ``kill``. A Ray folder whose path has spaces, a
   newline or non-ASCII letters is matched as any other.
+- ``run_sweep(..., table=False)`` (what ``tiersim sweep`` now calls) had no test: it returns
+  None, writes the table the default call writes, resumes, and a failed sweep's
+  ``SweepFailed.frame`` is the status columns.
 """
 
 from __future__ import annotations
@@ -113,3 +116,51 @@ def test_a_process_gone_midway_is_passed_over(tmp_path, monkeypatch, vanish):
     finally:
         monkeypatch.undo()
         _stop([agent])
+
+
+def test_a_sweep_asked_for_no_table_writes_the_same_table_and_resumes(tmp_path):
+    """``run_sweep(..., table=False)``, as ``tiersim sweep`` calls it, returns None and writes
+    the table the default call writes (each point's ``wall_s`` aside: the two sweeps ran
+    apart); a resume of the finished sweep rewrites its bytes unchanged, and the default call
+    returns that table whole, as its docstring says (read from the file once it is written)."""
+    import pandas as pd
+    from test_sweep_run import make_scenario, sweep
+
+    path = make_scenario(tmp_path)
+    quiet, whole = tmp_path / "quiet" / "sweep.parquet", tmp_path / "whole" / "sweep.parquet"
+    assert sweep(path, quiet.parent, table=False) is None
+    frame = sweep(path, whole.parent)
+    pd.testing.assert_frame_equal(frame, pd.read_parquet(whole))
+    assert len(frame) == 24 and "accuracy" in frame
+    pd.testing.assert_frame_equal(pd.read_parquet(quiet).drop(columns="wall_s"),
+                                  frame.drop(columns="wall_s"))
+    written = quiet.read_bytes()
+    assert sweep(path, quiet.parent, table=False) is None  # every point done: a resume
+    assert quiet.read_bytes() == written
+    pd.testing.assert_frame_equal(sweep(path, quiet.parent), pd.read_parquet(quiet))
+    assert quiet.read_bytes() == written
+
+
+def test_a_failed_sweep_asked_for_no_table_names_its_failures(tmp_path):
+    """With ``table=False`` a sweep whose points failed raises the same line, its ``frame``
+    the table's ``point_id``, ``status`` and ``error`` columns (as SweepFailed says); not
+    strict, it returns None."""
+    import yaml
+    from test_sweep_run import make_scenario, sweep
+
+    from tiersim.sweep.run import SweepFailed
+
+    path = make_scenario(tmp_path)
+    doc = yaml.safe_load(path.read_text())
+    doc["synthetic"]["fail_if"] = {"router.confusion.fpr": 0.1}
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(SweepFailed) as whole:
+        sweep(path, tmp_path / "a")
+    with pytest.raises(SweepFailed) as quiet:
+        sweep(path, tmp_path / "b", table=False)
+    assert str(quiet.value) == str(whole.value).replace(str(tmp_path / "a"), str(tmp_path / "b"))
+    status = quiet.value.frame
+    assert status.columns.tolist() == ["point_id", "status", "error"]
+    assert status.equals(whole.value.frame[["point_id", "status", "error"]])
+    assert (status["status"] != "ok").sum() == 4
+    assert sweep(path, tmp_path / "b", table=False, strict=False) is None
