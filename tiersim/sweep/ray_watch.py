@@ -14,9 +14,10 @@ the same user that belongs to the Ray session in the sweep's own Ray folder
 keeps its logs and sockets), known by a variable the sweep puts in the environment Ray starts
 from (:func:`marked`) or by its output going there (:func:`_holds`), until none is left, and
 removes the folder. Each is pinned (a pidfd) and checked again before the signal, so a pid
-that passed to another process meanwhile is not signalled (:func:`_kill`). A Ray the user runs (``--address``, ``RAY_ADDRESS``) keeps its files
-elsewhere, and no watchdog is started for it, so it is never touched. A sweep that ends in
-any other way stops its watchdog after Ray's shutdown (:func:`stop`), so it kills nothing.
+that passed to another process meanwhile is not signalled (:func:`_kill`). A Ray the user
+runs (``--address``, ``RAY_ADDRESS``) keeps its files elsewhere, and no watchdog is started
+for it, so it is never touched. A sweep that ends in any other way stops its watchdog after
+Ray's shutdown (:func:`stop`), so it kills nothing.
 
 Linux only (it reads ``/proc``); elsewhere none is started and Ray's own fate-sharing is all.
 """
