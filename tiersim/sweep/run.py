@@ -116,6 +116,7 @@ from tiersim.sweep.settings import _canonical, file_identity, setting_doc
 from tiersim.sweep.store import (
     points_dir,
     read_bookkeeping,
+    read_table,
     remove_stale_temps,
     table_rows,
     table_status,
@@ -254,23 +255,13 @@ def run_sweep(scenario: str | Path | dict, out_dir: str | Path, workers: int | N
             status, failed, refusal = _run_locked(plan, out, workers, executor, address,
                                                   runner, progress, report, fresh,
                                                   tally or Tally(), join)
-            frame = collect_table(out) if table else None
+            frame = read_table(out / "sweep.parquet") if table else None
         except OSError as error:
             raise _cannot_write(error, out) from None
     if strict and failed:
         line = _failure_line(status, out, refusal, plan.points)
         raise SweepFailed(line, frame if frame is not None else status)
     return frame
-
-
-def collect_table(out: Path) -> pd.DataFrame:
-    """The whole ``sweep.parquet`` a sweep just wrote, as a frame."""
-    import pyarrow.parquet as pq
-
-    from tiersim.arrowfile import arrow_file
-
-    with arrow_file(out / "sweep.parquet") as handle:
-        return pq.read_table(handle).to_pandas()
 
 
 def _refuse_workers_beside_env_address(address: str | None, workers: int | None) -> None:

@@ -34,8 +34,8 @@ from tiersim.atomic import (
 from tiersim.errors import TiersimError
 from tiersim.jsonio import read_json
 
-__all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points", "record_row",
-           "remove_stale_temps",
+__all__ = ["collect", "flatten", "read_axes", "read_bookkeeping", "read_points", "read_table",
+           "record_row", "remove_stale_temps",
            "table_matches", "table_rows", "table_status", "write_json_atomic", "write_point",
            "write_table", "write_text_atomic", "points_dir"]
 
@@ -183,7 +183,12 @@ def collect(out_dir: Path, axes: list[str], ids: list[str] | None = None,
             records: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Write ``sweep.parquet`` as :func:`write_table` does and return the table as written
     (read back whole: a caller that does not need it calls :func:`write_table`)."""
-    path = write_table(out_dir, axes, ids, records)
+    return read_table(write_table(out_dir, axes, ids, records))
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """The whole ``sweep.parquet`` at ``path``, as a frame (:func:`table_status` reads only
+    the columns a sweep's closing line needs)."""
     with arrow_file(path) as handle:
         return pq.read_table(handle).to_pandas()
 
