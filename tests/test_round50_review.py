@@ -164,3 +164,50 @@ def test_a_failed_sweep_asked_for_no_table_names_its_failures(tmp_path):
     assert status.equals(whole.value.frame[["point_id", "status", "error"]])
     assert (status["status"] != "ok").sum() == 4
     assert sweep(path, tmp_path / "b", table=False, strict=False) is None
+
+
+class _ShutdownCutShort:
+    """Enough of ``ray`` for :func:`executors.ray_session`, whose shutdown a second Ctrl-C
+    interrupts."""
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kw):
+        pass
+
+    def shutdown(self):
+        raise KeyboardInterrupt
+
+
+@LINUX
+def test_a_shutdown_cut_short_leaves_the_watchdog_to_end_the_ray(monkeypatch):
+    """A second Ctrl-C during Ray's shutdown: the watchdog is left running (it ends what is
+    left of that Ray once the sweep's process ends), where it was stopped, so nothing ended
+    the processes the shutdown had not. A shutdown that returns stops it (tested in
+    test_round50_raykill)."""
+    from tiersim.sweep import executors
+
+    started = []
+    real = ray_watch.start
+    monkeypatch.setattr(ray_watch, "start", lambda folder: started.append(real(folder))
+                        or started[-1])
+    monkeypatch.setattr(executors, "_ray", _ShutdownCutShort)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    try:
+        with pytest.raises(KeyboardInterrupt), executors.ray_session(None, 1):
+            pass
+        assert len(started) == 1 and started[0].poll() is None
+    finally:
+        for watch in started:
+            ray_watch.stop(watch)
+
+
+def test_no_watchdog_where_python_names_no_executable(monkeypatch):
+    """An embedded Python whose ``sys.executable`` is empty or None starts no watchdog (None,
+    Ray's own fate-sharing then all), where Popen raised TypeError of None past the sweep."""
+    import sys
+
+    for nothing in ("", None):
+        monkeypatch.setattr(sys, "executable", nothing)
+        assert ray_watch.start("/nonexistent-tiersim-ray-folder") is None

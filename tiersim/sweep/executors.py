@@ -303,7 +303,8 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
     its session (logs, sockets, spilled objects) in a folder of its own
     (:func:`local_ray_folder`), removed on exit; a watchdog process ends that Ray and removes
     its folder if this process is killed where it cannot (``kill -9``:
-    :mod:`tiersim.sweep.ray_watch`)."""
+    :mod:`tiersim.sweep.ray_watch`), or once it ends where Ray's shutdown was cut short (a
+    second Ctrl-C during it)."""
     ray = _ray()
     if ray.is_initialized():
         yield ray
@@ -311,15 +312,19 @@ def ray_session(address: str | None = None, workers: int | None = None) -> Itera
     local = ray_address(address)[0] is None
     with local_ray_folder() if local else nullcontext() as folder:
         watch = ray_watch.start(folder) if local else None  # ends it if we are killed
+        running = False  # a Ray of ours that is not shut down
         try:
             with ray_watch.marked(folder) if local else nullcontext():
                 _ray_init(ray, address, workers, folder)
+            running = True
             try:
                 yield ray
             finally:  # SIGTERM or Ctrl-C included: leave no Ray processes of ours behind
                 ray.shutdown()
+                running = False
         finally:
-            ray_watch.stop(watch)
+            if not running:  # else (a second Ctrl-C cut the shutdown short) it ends them
+                ray_watch.stop(watch)  # once this process has
 
 
 RAY_FOLDER_PREFIX = "tiersim-ray-"

@@ -56,7 +56,7 @@ def start(folder: str) -> subprocess.Popen | None:
     where it cannot run (:func:`supported`) or cannot be started (Ray's own fate-sharing is
     then all there is, as before). Its own session: the terminal's Ctrl-C or hang-up reaches
     the sweep, which stops it, not the watchdog itself."""
-    if not supported():
+    if not supported() or not sys.executable:  # an embedded Python may know no executable
         return None
     try:
         return subprocess.Popen(
