@@ -211,3 +211,24 @@ def test_no_watchdog_where_python_names_no_executable(monkeypatch):
     for nothing in ("", None):
         monkeypatch.setattr(sys, "executable", nothing)
         assert ray_watch.start("/nonexistent-tiersim-ray-folder") is None
+
+
+@LINUX
+def test_the_watchdog_goes_by_its_own_parent_not_a_pid_alive(tmp_path):
+    """The watchdog waits on its own parent (``getppid``), not on the sweep's pid being alive:
+    a sweep killed whose pid the kernel hands to a new process is still seen gone. Here it is
+    told a live pid that is not its parent (as a reused pid would be): it ends the session at
+    once and exits."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "tiersim-ray-1-abc"
+    folder.mkdir()
+    ours = _sleeper("python", session=folder)
+    try:
+        watch = subprocess.Popen([sys.executable, "-I", "-S", ray_watch.__file__,
+                                  str(os.getppid()), str(folder)])
+        assert watch.wait(timeout=30) == 0
+        assert ours.wait(timeout=10) == -signal.SIGKILL and not folder.exists()
+    finally:
+        _stop([ours])
