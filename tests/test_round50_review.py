@@ -232,3 +232,25 @@ def test_the_watchdog_goes_by_its_own_parent_not_a_pid_alive(tmp_path):
         assert ours.wait(timeout=10) == -signal.SIGKILL and not folder.exists()
     finally:
         _stop([ours])
+
+
+def test_a_tier_whose_requests_all_dropped_gets_no_idle_note():
+    """``_note_idle_tiers`` says a paid tier "ran no request" and to route to it; a tier that
+    was routed requests and dropped every one ran no pass either, but routing to it is no
+    fix (its drops are told apart). Only the tier no request reached gets the note."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tiersim.runner import _note_idle_tiers
+
+    def tier(name, passes, requests):
+        return SimpleNamespace(name=name, passes=passes, requests=requests, cost_usd=1.0,
+                               replicas=1, gpus_per_replica=1)
+
+    run = SimpleNamespace(cost_model="provisioned", cost_usd=3.0,
+                          tiers=[tier("busy", 5, 5), tier("dropped", 0, 4), tier("idle", 0, 0)])
+    scenario = SimpleNamespace(router=SimpleNamespace(policy="static_split"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _note_idle_tiers(run, scenario, "s.yaml")
+    assert [str(w.message).split(" ran no")[0] for w in caught] == ["s.yaml: tier idle"]

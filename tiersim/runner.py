@@ -354,12 +354,14 @@ def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
     """A note for each tier that ran no pass while its provisioned replicas are paid (cost
     model ``provisioned``): its GPUs are part of the bill and serve nobody. Before, a
     scenario with FP8 and BF16 tiers, no accuracy floor and the default ``uniform`` router
-    (every request to the top tier) ran silent, FP8's 4 GPUs half its cost."""
+    (every request to the top tier) ran silent, FP8's 4 GPUs half its cost. A tier whose
+    requests were all dropped (its ``requests`` count them) was routed to: the dropped
+    requests' own lines say why, and "route to it" would be no fix."""
     if run.cost_model != "provisioned" or not any(t.passes for t in run.tiers):
         return  # no tier ran a request (a response cache answered all): no tier stands out
     policy = scenario.router.policy
     for tier in run.tiers:
-        if tier.passes or not tier.cost_usd:
+        if tier.passes or tier.requests or not tier.cost_usd:
             continue
         why = (" (the router is uniform: every request to one tier)" if policy == "uniform"
                else f" (router {policy})")
