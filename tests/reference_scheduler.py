@@ -405,12 +405,14 @@ def reference_run(arrival, prompt, output, limits: SchedulerLimits, num_blocks: 
 
 def assert_same_per_request(a, b) -> None:
     """Two SimResults agree request by request (drops, preemptions and cache hits exactly;
-    first-token and finish times to 1e-9 relative): the fast-forward equivalence check."""
+    first-token and finish times and queueing delays to 1e-9 relative): the fast-forward
+    equivalence check."""
     np.testing.assert_array_equal(a.dropped, b.dropped)
     np.testing.assert_array_equal(a.cache_hit_tokens, b.cache_hit_tokens)
     np.testing.assert_allclose(a.finish_s, b.finish_s, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(a.first_token_s, b.first_token_s, rtol=1e-9, equal_nan=True)
     np.testing.assert_array_equal(a.preemptions, b.preemptions)
+    np.testing.assert_allclose(a.queue_s, b.queue_s, rtol=1e-9, atol=1e-12)
 
 
 def assert_matches_reference(res, work, tier, **kw) -> None:
