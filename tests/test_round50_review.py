@@ -7,6 +7,9 @@
 - ``run_sweep(..., table=False)`` (what ``tiersim sweep`` now calls) had no test: it returns
   None, writes the table the default call writes, resumes, and a failed sweep's
   ``SweepFailed.frame`` is the status columns.
+- A YAML boolean where no number goes (``step_tiers: true``) was told "a number is expected
+  here"; a paid tier whose requests all dropped was told to be routed to; the reference
+  scheduler's checks now compare ``queue_s``.
 """
 
 from __future__ import annotations
@@ -254,3 +257,31 @@ def test_a_tier_whose_requests_all_dropped_gets_no_idle_note():
         warnings.simplefilter("always")
         _note_idle_tiers(run, scenario, "s.yaml")
     assert [str(w.message).split(" ran no")[0] for w in caught] == ["s.yaml: tier idle"]
+
+
+STEPS = "step_tiers: {planning: bf16, recovery: bf16, final: bf16, tool_call: fp8}"
+
+
+@pytest.mark.parametrize(("name", "old", "new", "said"), [
+    ("agentic", STEPS, "step_tiers: true",
+     "line 45: router.step_tiers: must be a mapping of keys (got true)"),
+    ("agentic", STEPS, "step_tiers: {planning: [true]}",
+     "line 45: router.step_tiers.planning: input should be a valid integer (got [true])"),
+    ("tiny", "window: [240, 360]", "window: true",
+     "line 11: trace.window: must be a list (got true)"),
+])
+def test_a_yaml_boolean_where_no_number_goes_is_told_what_goes(tmp_path, capsys, monkeypatch,
+                                                               name, old, new, said):
+    """A YAML boolean where a map or a list goes (``step_tiers: true``, ``window: true``), or
+    in a list where a tier's name goes (``planning: [true]``), was told "a number is expected
+    here, not a YAML boolean (true/false)": no number goes there. The field's own check says
+    what does."""
+    from test_hostile_inputs import one_error_line, run_cli
+    from test_round50_fuzz16 import SCENARIOS
+
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / f"{name}.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    got = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert got == f"Error: s.yaml: {said}"

@@ -319,8 +319,10 @@ def _walk_fields(data: Any, model: type[BaseModel], loc: Loc, root: yaml.Node | 
         annotation, wants_number, held = field
         at = loc + (key,)
         if wants_number and _BOOLEAN in pending and _has_bool(value):
-            found[_BOOLEAN] = (at, *_first_bool(annotation, value))
-            pending -= _TOLD_BEFORE[_BOOLEAN]
+            kind, sub = _first_bool(annotation, value)
+            if any(k in (int, float) for k in _members(kind)):  # else no number goes there:
+                found[_BOOLEAN] = (at, kind, sub)  # the field's own check says what does
+                pending -= _TOLD_BEFORE[_BOOLEAN]
         if not pending.isdisjoint(_IN_VALUES):
             _numbers_in(annotation, value, at, (), root, pending, found)
         if not pending:
