@@ -285,3 +285,30 @@ def test_a_yaml_boolean_where_no_number_goes_is_told_what_goes(tmp_path, capsys,
     (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
     got = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert got == f"Error: s.yaml: {said}"
+
+
+@pytest.mark.parametrize(("sweep", "said"), [
+    ("{router.policy: .nan}", "sweep: 'router.policy': values must be a non-empty list (got .nan)"),
+    ("{seed: 1e999}", "sweep: 'seed': values must be a non-empty list (got 1e999)"),
+    ("{zip: [{seed: -.inf}]}", "sweep: 'seed': values must be a non-empty list (got -.inf)"),
+    ("{seed: [1, 1e999]}", "sweep.seed[1]: must be a finite number (got 1e999, beyond a float)"),
+    ("{.nan: [1]}", "sweep: key .nan is not a dotted path (YAML reads it as a number); name a "
+     "field, such as tiers.bf16.replicas"),
+    ("{1e999: [1]}", "sweep: key 1e999 is not a dotted path (YAML reads it as a number); name "
+     "a field, such as tiers.bf16.replicas"),
+])
+def test_a_nan_in_a_sweep_s_structure_is_told_what_goes_there(tmp_path, capsys, monkeypatch,
+                                                              sweep, said):
+    """``sweep: {seed: .nan}`` (an axis' values not a list) read "sweep.seed: must be a finite
+    number", and ``router.policy`` so too, though a list goes there; an axis' value in a list
+    is still held to be finite. A key YAML reads as NaN or infinity was named ``NaN`` or
+    ``Infinity`` (JSON's words), not as the file writes it."""
+    from test_hostile_inputs import one_error_line, run_cli
+    from test_round50_fuzz16 import SCENARIOS
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text()
+                                     + f"sweep: {sweep}\n")
+    got = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--no-report"))
+    assert got == f"Error: s.yaml: line 30: {said}"
+    assert not (tmp_path / "o").exists()

@@ -316,10 +316,14 @@ def _takes_no_number(loc: Loc) -> bool:
     """Whether the scenario key at ``loc`` takes no number (text or true/false alone), a model
     key aside (its own words, :func:`_not_finite`): ``router.policy: .nan`` read "must be a
     finite number", of a key that takes none. A sweep axis' value is at the key the axis
-    names."""
+    names; anywhere else in ``sweep:`` a list or a map goes (an axis' values, ``zip:`` and its
+    groups), which the sweep's own check asks for (``sweep: {seed: .nan}`` read "must be a
+    finite number", where "values must be a non-empty list" is the fix)."""
     from tiersim.scenario_models import takes_no_number
 
-    if loc[:1] == ("sweep",) and len(loc) > 2 and isinstance(loc[-1], int):
+    if loc[:1] == ("sweep",):
+        if not (len(loc) > 2 and isinstance(loc[-1], int) and loc[-2] != "zip"):
+            return True
         path = loc[-2]  # an axis' value: the key its dotted path names
         loc = tuple(path.split(".")) if isinstance(path, str) else ()
     return bool(loc) and loc[-1] not in MODEL_KEYS and takes_no_number(loc)

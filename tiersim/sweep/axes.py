@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tiersim.errors import TiersimError, shown_yaml
+from tiersim.errors import TiersimError, shown_yaml, yaml_written
 from tiersim.jsonio import sorted_json
 from tiersim.scenario import MAX_GRID_POINTS
 
@@ -82,7 +82,8 @@ def _text_key(key: Any, source: str, at: tuple[str | int, ...] = ("sweep",)) -> 
     """An axis key (in the map at ``at`` in the file), which must be a dotted path: text (YAML
     reads ``1:``, ``null:``, ``true:`` or a date as something else) of non-empty segments."""
     if not isinstance(key, str):
-        shown = json.dumps(key, default=str).strip('"')
+        shown = (yaml_written(key) if isinstance(key, float)  # .nan, 1e999: JSON's NaN, Infinity
+                 else json.dumps(key, default=str).strip('"'))
         raise SweepError(source, "", f"key {shown} is not a dotted path (YAML reads it as "
                          f"{_kind(key)}); {NAME_A_FIELD}", loc=(*at, shown))
     if not key:
