@@ -312,3 +312,22 @@ def test_a_nan_in_a_sweep_s_structure_is_told_what_goes_there(tmp_path, capsys, 
     got = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--no-report"))
     assert got == f"Error: s.yaml: line 30: {said}"
     assert not (tmp_path / "o").exists()
+
+
+def test_disagg_of_a_tier_that_ran_nothing_is_one_line(tmp_path, capsys, monkeypatch):
+    """``tiersim disagg --tier w4a16`` where the router sends w4a16 nothing: the run's note
+    that a paid tier ran no request (round 50) came above the refusal, which says the same,
+    so the error was two lines (tests/test_round11.py failed on main). The tier being split
+    is not noted; the refusal is the one line."""
+    from test_hostile_inputs import one_error_line, run_cli
+    from test_round50_fuzz16 import SCENARIOS
+
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text().replace(
+        "fractions: [0.5, 0.5]", "fractions: [0.0, 1.0]").replace(
+        "precision: w4a16\n    replicas: 1", "precision: w4a16\n    replicas: 2")
+    (tmp_path / "s.yaml").write_text(text)
+    code, err = run_cli(capsys, "disagg", "s.yaml", "--tier", "w4a16")
+    line = one_error_line(code, err)
+    assert line.startswith("Error: s.yaml: tier 'w4a16' serves no request of this trace")
+    assert "ran no request" not in err
