@@ -331,3 +331,23 @@ def test_disagg_of_a_tier_that_ran_nothing_is_one_line(tmp_path, capsys, monkeyp
     line = one_error_line(code, err)
     assert line.startswith("Error: s.yaml: tier 'w4a16' serves no request of this trace")
     assert "ran no request" not in err
+
+
+@LINUX
+def test_the_watchdog_touches_no_folder_not_named_as_a_local_ray_s(tmp_path):
+    """A folder not named ``tiersim-ray-*`` (one passed wrongly: the working folder, ``/``)
+    gets no watchdog, and :func:`ray_watch.end_session` there kills nothing and removes
+    nothing: every process whose output went to it would have been killed, and it deleted.
+    The prefix is the one local Ray folders are named with."""
+    from tiersim.sweep import executors
+
+    assert ray_watch.FOLDER_PREFIX == executors.RAY_FOLDER_PREFIX
+    folder = tmp_path / "work"
+    folder.mkdir()
+    writer = _sleeper("python", stdout=folder / "out.log", session=folder)
+    try:
+        assert ray_watch.start(str(folder)) is None and ray_watch.start("") is None
+        ray_watch.end_session(str(folder), budget_s=2)
+        assert writer.poll() is None and (folder / "out.log").exists()
+    finally:
+        _stop([writer])

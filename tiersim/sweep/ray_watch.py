@@ -41,6 +41,12 @@ SESSION_ENV = "TIERSIM_RAY_SESSION"
 """The environment variable naming a local Ray's folder in each process of that Ray
 (:func:`marked`)."""
 
+FOLDER_PREFIX = "tiersim-ray-"
+"""How the name of a local Ray's folder starts (:data:`tiersim.sweep.executors.
+RAY_FOLDER_PREFIX`, not imported: this file runs without tiersim). A folder named otherwise is
+never watched, its processes never killed, nor is it removed: a folder passed wrongly (the
+working folder, ``/``) would have had every process writing there killed and been deleted."""
+
 SWEEP_S = 30.0
 """Most seconds the watchdog goes on killing the folder's processes (each look finds fewer:
 a process started while the others died is found at the next)."""
@@ -56,8 +62,8 @@ def start(folder: str) -> subprocess.Popen | None:
     where it cannot run (:func:`supported`) or cannot be started (Ray's own fate-sharing is
     then all there is, as before). Its own session: the terminal's Ctrl-C or hang-up reaches
     the sweep, which stops it, not the watchdog itself."""
-    if not supported() or not sys.executable:  # an embedded Python may know no executable
-        return None
+    if not supported() or not sys.executable or not _named_ours(folder):
+        return None  # (an embedded Python may know no executable)
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid()), folder],
@@ -90,6 +96,11 @@ def stop(watch: subprocess.Popen | None) -> None:
         watch.kill()
     with suppress(subprocess.TimeoutExpired):  # pragma: no cover - SIGKILL not acted on
         watch.wait(timeout=5)
+
+
+def _named_ours(folder: str) -> bool:
+    """Whether ``folder`` is named as a local Ray's folder is (:data:`FOLDER_PREFIX`)."""
+    return os.path.basename(os.path.abspath(folder)).startswith(FOLDER_PREFIX)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -138,9 +149,12 @@ def holders(folder: str) -> list[int]:
 
 def end_session(folder: str, budget_s: float = SWEEP_S) -> None:
     """Kill every process of the Ray session in ``folder`` until a look finds none (or
-    ``budget_s`` passes), then remove the folder."""
+    ``budget_s`` passes), then remove the folder; nothing where the folder is not named as a
+    local Ray's (:data:`FOLDER_PREFIX`)."""
     folder = os.path.abspath(folder)
     real = os.path.realpath(folder)
+    if not _named_ours(folder):
+        return
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline:
         found = holders(folder)
