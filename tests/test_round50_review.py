@@ -26,6 +26,23 @@ from test_round50_raykill import LINUX, _sleeper
 from tiersim.sweep import ray_watch
 
 
+def _sleeping(*args, **kwargs):
+    """:func:`test_round50_raykill._sleeper`, once it runs its own program: before its exec its
+    /proc entries are this process's copy (no session variable, no log open), and a look then
+    finds it no holder."""
+    proc = _sleeper(*args, **kwargs)
+    wait_for(lambda: b"time.sleep(120)" in _cmdline(proc.pid), proc, "its program started")
+    return proc
+
+
+def _cmdline(pid: int) -> bytes:
+    """``pid``'s command line (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _stop(procs) -> None:
     """Kill and reap each of ``procs`` still running."""
     for proc in procs:
@@ -41,7 +58,7 @@ def test_a_pid_no_longer_the_session_s_is_not_signalled(tmp_path):
     session's is killed."""
     folder = tmp_path / "tiersim-ray-1-abc"
     folder.mkdir()
-    stranger, ours = _sleeper("python"), _sleeper("python", session=folder)
+    stranger, ours = _sleeping("python"), _sleeping("python", session=folder)
     try:
         real = os.path.realpath(folder)
         ray_watch._kill(stranger.pid, str(folder), real)
@@ -61,7 +78,7 @@ def test_without_pidfds_the_session_s_processes_are_killed_by_pid(tmp_path, monk
     monkeypatch.setattr(os, "pidfd_open", no_pidfd)
     folder = tmp_path / "tiersim-ray-1-abc"
     folder.mkdir()
-    ours = _sleeper("python", session=folder)
+    ours = _sleeping("python", session=folder)
     try:
         ray_watch.end_session(str(folder), budget_s=10)
         assert ours.wait(timeout=10) == -signal.SIGKILL and not folder.exists()
@@ -81,8 +98,8 @@ def test_a_ray_folder_with_odd_characters_is_matched_as_any(tmp_path):
     log.write_text("")
     twin = parent / "tiersim-ray-1-abcd"  # a prefix of its name is not the folder
     twin.mkdir()
-    ours = [_sleeper("python", stdout=log), _sleeper("python", session=folder)]
-    others = [_sleeper("python", stdout=twin / "x.out"), _sleeper("python", session=twin)]
+    ours = [_sleeping("python", stdout=log), _sleeping("python", session=folder)]
+    others = [_sleeping("python", stdout=twin / "x.out"), _sleeping("python", session=twin)]
     try:
         wait_for(lambda: all(ray_watch._link(f"/proc/{p.pid}/fd/1") for p in ours + others),
                  ours[0], "their output open")
@@ -103,7 +120,7 @@ def test_a_process_gone_midway_is_passed_over(tmp_path, monkeypatch, vanish):
     reaches the watchdog. The process is titled as Ray titles its agents, so that its
     descriptors are listed."""
     real_open, real_listdir = open, os.listdir
-    agent = _sleeper("ray::DashboardAgent")
+    agent = _sleeping("ray::DashboardAgent")
 
     def gone(path, *args, **kwargs):
         if str(path) == f"/proc/{agent.pid}/{vanish}":
@@ -227,7 +244,7 @@ def test_the_watchdog_goes_by_its_own_parent_not_a_pid_alive(tmp_path):
 
     folder = tmp_path / "tiersim-ray-1-abc"
     folder.mkdir()
-    ours = _sleeper("python", session=folder)
+    ours = _sleeping("python", session=folder)
     try:
         watch = subprocess.Popen([sys.executable, "-I", "-S", ray_watch.__file__,
                                   str(os.getppid()), str(folder)])
@@ -344,7 +361,7 @@ def test_the_watchdog_touches_no_folder_not_named_as_a_local_ray_s(tmp_path):
     assert ray_watch.FOLDER_PREFIX == executors.RAY_FOLDER_PREFIX
     folder = tmp_path / "work"
     folder.mkdir()
-    writer = _sleeper("python", stdout=folder / "out.log", session=folder)
+    writer = _sleeping("python", stdout=folder / "out.log", session=folder)
     try:
         assert ray_watch.start(str(folder)) is None and ray_watch.start("") is None
         ray_watch.end_session(str(folder), budget_s=2)
