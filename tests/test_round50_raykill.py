@@ -84,6 +84,9 @@ def test_the_watchdog_kills_the_session_s_processes_and_no_other(tmp_path):
     try:
         wait_for(lambda: all(ray_watch._link(f"/proc/{p.pid}/fd/3") == str(log)
                              for p in (ours[2], others[0])), ours[0], "the log opened")
+        wait_for(lambda: all(b"time.sleep(120)" in Path(f"/proc/{p.pid}/cmdline").read_bytes()
+                             for p in procs), ours[0], "each running its own program")  # an
+        # environment read before its exec is this process's: no session variable in it
         assert sorted(ray_watch.holders(str(folder))) == sorted(p.pid for p in ours)
         ray_watch.end_session(str(folder), budget_s=10)
         assert [p.wait(timeout=10) for p in ours] == [-signal.SIGKILL] * 3
