@@ -15,7 +15,6 @@ per hundred).
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass
 
@@ -133,9 +132,6 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
             warnings.filterwarnings("ignore", IDLE_TIER_NOTE, Note)  # a cost note: none here
             if split is not None:  # a split tried here, not one the scenario chose
                 warnings.filterwarnings("ignore", LONE_PREFILL_NOTE, Note)
-            # the tier split here ran nothing: refused below in one line, not noted as idle
-            warnings.filterwarnings("ignore", rf".*: tier {re.escape(chosen.name)} ran no "
-                                    "request", Note)
             run, requests = run_with_requests(_with_split(scenario, index, split))
         own = run.tier(chosen.name)
         if not own.requests:  # no latency to score: every split would "meet" the SLOs
