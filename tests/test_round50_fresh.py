@@ -217,13 +217,9 @@ def test_serving_doc_says_the_draft_head_cost_is_assumed():
     assert SpeculativeConfig.model_fields["head_cost"].default == 0.05
 
 
-def test_a_two_tier_plan_without_a_floor_says_how_to_route(tmp_path, capsys):
-    """FP8 and BF16 tiers with no accuracy_floor: the planner keeps the scenario's router
-    (uniform: every request to the top tier) and printed "runner-up fp8+bf16: fp8 gets no
-    traffic from the router: the design without it is cheaper", without saying that the
-    router, not the tier, decided it, nor how to route such a design."""
-    from tiersim.cli import main
-
+def two_tier_scenario(tmp_path: Path) -> Path:
+    """FP8 and BF16 tiers of Qwen3-30B-A3B, one replica each, no accuracy floor and the default
+    uniform router, on two minutes of the Azure conversation trace at ten times its rate."""
     path = tmp_path / "two.yaml"
     path.write_text(
         "name: two\nseed: 0\nmodel: Qwen3-30B-A3B\ngpu: H200\nprofile: null\n"
@@ -232,6 +228,17 @@ def test_a_two_tier_plan_without_a_floor_says_how_to_route(tmp_path, capsys):
         "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
         "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
         "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n")
+    return path
+
+
+def test_a_two_tier_plan_without_a_floor_says_how_to_route(tmp_path, capsys):
+    """FP8 and BF16 tiers with no accuracy_floor: the planner keeps the scenario's router
+    (uniform: every request to the top tier) and printed "runner-up fp8+bf16: fp8 gets no
+    traffic from the router: the design without it is cheaper", without saying that the
+    router, not the tier, decided it, nor how to route such a design."""
+    from tiersim.cli import main
+
+    path = two_tier_scenario(tmp_path)
     capsys.readouterr()
     code = main(["plan", str(path), "--out", str(tmp_path / "plan"), "--no-report"])
     out, err = capsys.readouterr()
@@ -251,14 +258,7 @@ def test_a_run_notes_a_paid_tier_that_ran_no_request(tmp_path):
     from tiersim.runner import run_scenario
     from tiersim.scenario import load_scenario
 
-    path = tmp_path / "two.yaml"
-    path.write_text(
-        "name: two\nseed: 0\nmodel: Qwen3-30B-A3B\ngpu: H200\nprofile: null\n"
-        "trace: {path: azure2023_conv.parquet, window: [0, 120], time_scale: 10}\n"
-        "tiers:\n"
-        "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5}\n"
-        "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5}\n"
-        "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n")
+    path = two_tier_scenario(tmp_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = run_scenario(load_scenario(path), baselines=False)
