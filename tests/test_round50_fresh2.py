@@ -52,3 +52,30 @@ def test_a_floor_some_design_reaches_gets_no_such_advice(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "every design misses the accuracy floor" not in out
+
+
+def test_a_floor_written_as_a_percent_is_told_the_share(tmp_path, capsys):
+    """``accuracy_floor: 80`` (or ``--accuracy-floor 80``) read only "must be <= 1.0 (got 80)"
+    and "must be a number from 0 to 1 (got 80)": a capacity planner thinking in percent was not
+    told the fix. Every share checked at most 1 (a sweep's ``router.confusion.fpr: [5]`` too)
+    now says it; above 100 (no percent) it reads as before."""
+    doc = yaml.safe_load((ROOT / "scenarios" / "tiny.yaml").read_text())
+    doc["accuracy_floor"] = 80
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["run", str(path), "--out", str(tmp_path / "r"), "--no-report"]) == 1
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.endswith("accuracy_floor: must be <= 1.0 (got 80); a share, not a percent: 0.8 "
+                         "for 80%"), line
+    code = main(["plan", str(ROOT / "scenarios" / "tiny.yaml"), "--out", str(tmp_path / "p"),
+                 "--accuracy-floor", "80"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 1
+    assert err == ("Error: --accuracy-floor: must be a number from 0 to 1 (got 80); a share, "
+                   "not a percent: 0.8 for 80%"), err
+    doc["accuracy_floor"] = 800
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["run", str(path), "--out", str(tmp_path / "r"), "--no-report"]) == 1
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.endswith("accuracy_floor: must be <= 1.0 (got 800)"), line

@@ -94,7 +94,9 @@ def test_a_flag_number_is_quoted_as_typed(tmp_path, capsys, monkeypatch, argv, s
     ("--slo-ttft-p99", "2e6", "--slo-ttft-p99: must be at most 1e+06 seconds (got 2e6)"),
     ("--slo-tpot-p99", "-0", "--slo-tpot-p99: must be a finite number > 0 (got -0)"),
     ("--accuracy-floor", "1_5e-1_0", None),
-    ("--accuracy-floor", "150e-2", "--accuracy-floor: must be a number from 0 to 1 (got 150e-2)"),
+    # round 50: a floor above 1 and at most 100 reads as a percent, and the line says so
+    ("--accuracy-floor", "150e-2", "--accuracy-floor: must be a number from 0 to 1 (got 150e-2)"
+     "; a share, not a percent: 0.015 for 1.5%"),
 ])
 def test_a_plan_flag_number_is_quoted_as_typed(tmp_path, capsys, flag, value, said):
     """``--slo-tpot-p99 -0`` read '(got 0.0)', ``--accuracy-floor 150e-2`` '(got 1.5)'."""

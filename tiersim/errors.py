@@ -71,6 +71,15 @@ def shown_yaml(value, width: int = 40) -> str:
     return cut("a huge int" if huge else yaml_written(value), width)
 
 
+def percent_hint(value) -> str:
+    """The words after a refused share (a value that must be at most 1) that reads as a
+    percent: ``"; a share, not a percent: 0.8 for 80%"`` for a number above 1 and at most
+    100, else ``""`` (``accuracy_floor: 80`` read only "must be <= 1.0 (got 80)")."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value <= 100:
+        return ""
+    return f"; a share, not a percent: {value / 100:g} for {value:g}%"
+
+
 def yaml_written(value) -> str:
     """``value`` in YAML's flow style: ``true``, ``false``, ``null``, a date as written, text in
     single quotes (``'it''s'``; in double quotes, escaped, where it holds a control character),

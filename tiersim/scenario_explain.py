@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel
 
-from tiersim.errors import KeyedError, ScenarioError, TiersimError, yaml_written
+from tiersim.errors import KeyedError, ScenarioError, TiersimError, percent_hint, yaml_written
 from tiersim.scenario_models import Scenario, _is_model, _model_in
 from tiersim.scenario_where import (
     Loc,
@@ -164,7 +164,8 @@ def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
               "less_than": "<"}
     if kind in bounds:
         limit = next(iter(ctx.values()))
-        return f"must be {bounds[kind]} {limit} (got {shown})"
+        hint = percent_hint(got) if kind == "less_than_equal" and limit == 1 else ""
+        return f"must be {bounds[kind]} {limit} (got {shown}){hint}"
     if kind == "finite_number":
         return f"must be a finite number (got {shown})"
     if kind == "int_parsing_size" and isinstance(got, float):

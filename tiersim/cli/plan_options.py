@@ -93,8 +93,10 @@ def _check_limits(ttft: float | None, tpot: float | None, floor: float | None) -
             raise TiersimError(f"{flag}: must be at most {high:g} seconds (got "
                                f"{as_written(value)})")
     if floor is not None and not 0 <= floor <= 1:
+        from tiersim.errors import percent_hint
+
         raise TiersimError(f"--accuracy-floor: must be a number from 0 to 1 (got "
-                           f"{as_written(floor)})")
+                           f"{as_written(floor)}){percent_hint(floor)}")
 
 
 def _over_the_cap(asked: int, cap: int, scenario_path: Path) -> str:
