@@ -35,11 +35,11 @@ def _burstgpt(tmp_path, times: list[float]):
     return path
 
 
-@pytest.mark.parametrize(("window", "shown"), [(["4.000000001", "5"], "[4.000000001, 5)"),
-                                               (["3.0000000000000004", "4"],
-                                                "[3.0000000000000004, 4)"),
-                                               (["1e-320", "1"], "[1e-320, 1)")])
-def test_a_window_that_selects_nothing_is_shown_as_given(tmp_path, capsys, window, shown):
+@pytest.mark.parametrize(("window", "shown", "gap"), [
+    (["4.000000001", "5"], "[4.000000001, 5)", "4 to 6"),
+    (["3.0000000000000004", "4"], "[3.0000000000000004, 4)", "2 to 4"),
+    (["1e-320", "1"], "[1e-320, 1)", "0 to 2")])
+def test_a_window_that_selects_nothing_is_shown_as_given(tmp_path, capsys, window, shown, gap):
     """``tiersim trace inspect --window`` showed its ends to 6 digits: a window just past the
     request at 4 s read "window [4, 5) s selects no requests", one just past 3 s read
     "[3, 4)" and 1e-320 read "9.99989e-321" (``tiersim run`` showed them as given). (Round 48:
@@ -47,8 +47,10 @@ def test_a_window_that_selects_nothing_is_shown_as_given(tmp_path, capsys, windo
     resolves and is now refused for that, test_round48_fuzz14.)"""
     path = _burstgpt(tmp_path, [0, 2, 4, 6, 8, 10.000000001])
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path, "--window", *window))
-    assert line == (f"Error: {path}: window {shown} s selects no requests; the trace spans 0 "
-                    "to 10.000000001 s")
+    # Round 50: the span is written as `trace inspect` prints it and the line names the gap
+    # the window falls in (exactly, as the window) and the fix.
+    assert line == (f"Error: {path}: window {shown} s selects no requests: the trace spans 0 "
+                    f"to 10.0 s, with no request from {gap} s; choose a window that holds one")
 
 
 

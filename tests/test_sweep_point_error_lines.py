@@ -58,5 +58,6 @@ def test_a_point_failing_at_a_key_no_axis_set_names_the_base_line(tmp_path, caps
     window = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
                   if t.strip().startswith("window:"))
     assert error == (f"{path}: line {window}: trace.window: {short}: window [240, 300) s "
-                     "selects no requests; the trace spans 0 to 2 s")
+                     "selects no requests: the trace spans 0 to 2.0 s; choose a window inside "
+                     "0 - 2.0 s")
     assert f"first at trace.path='short.parquet': {path}: line {window}: trace.window: " in line

@@ -176,7 +176,8 @@ def test_unknown_format_name(tmp_path):
     ((5, 1), "window must satisfy 0 <= start_s < end_s, got (5, 1)"),
     ((-1, 1), "window must satisfy 0 <= start_s < end_s, got (-1, 1)"),
     ("soon", "window must be (start_s, end_s), got 'soon'"),
-    ((100, 200), "window [100, 200) s selects no requests; the trace spans 0 to 0 s"),
+    ((100, 200), "window [100, 200) s selects no requests: the trace spans 0 to 0.0 s; "
+                   "choose a window inside 0 - 0.0 s"),
 ])
 def test_bad_window(tmp_path, window, message):
     path = tmp_path / "a.csv"

@@ -23,7 +23,8 @@ def test_a_window_past_the_trace_names_the_key_and_its_ends(tmp_path, capsys):
     out = one_error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "o"))
     assert out.startswith(f"Error: {path}: line {line}: trace.window: ")
     assert out.endswith("azure2023_code.parquet: window [1000000000, 1000000010) s selects no "
-                        "requests; the trace spans 0 to 3435.948056 s")
+                        "requests: the trace spans 0 to 3,435.9 s; choose a window inside "
+                        "0 - 3,435.9 s")  # round 50: span as `trace inspect` prints it, and the fix
 
 
 def test_a_missing_trace_names_the_key(tmp_path, capsys):

@@ -619,9 +619,7 @@ def window_rows(table: pd.DataFrame, window, src: Source,
     if not sessions or not set(SESSION_COLUMNS) <= set(table.columns):
         lo, hi = np.searchsorted(t, start, "left"), np.searchsorted(t, end, "left")
         if lo >= hi:
-            span = float(t[-1]) if len(t) else 0.0
-            raise TraceError(src.path, f"window {_shown(start, end)} s selects no requests; "
-                             f"the trace spans 0 to {_number(span)} s")
+            raise TraceError(src.path, _selects_nothing(t, start, end))
         return np.arange(lo, hi), []
     begins = _session_starts(table)
     rows = np.flatnonzero((begins >= start) & (begins < end))
@@ -631,6 +629,25 @@ def window_rows(table: pd.DataFrame, window, src: Source,
                          f"the sessions start from {_number(begins.min())} to "
                          f"{_number(begins.max())} s")
     return rows, _session_window_notes(t, rows, start, end)
+
+
+def _selects_nothing(t: np.ndarray, start: float, end: float) -> str:
+    """Why the window ``[start, end)`` keeps none of the arrivals ``t`` (sorted) and the fix.
+
+    The span is written as ``tiersim trace inspect`` prints it (``3,501.7 s``), exactly where
+    that rounding would seem to reach the window's start; a window that falls in a gap between
+    two requests names the gap's ends exactly, as the window is shown."""
+    last = float(t[-1]) if len(t) else 0.0
+    span = f"{last:,.1f}"
+    if last < start <= round(last, 1):
+        span = _number(last)
+    head = f"window {_shown(start, end)} s selects no requests: the trace spans 0 to {span} s"
+    if start > last:
+        return f"{head}; choose a window inside 0 - {span} s"
+    after = int(np.searchsorted(t, start, "left"))
+    before = float(t[after - 1]) if after else 0.0
+    return (f"{head}, with no request from {_number(before)} to {_number(float(t[after]))} s; "
+            "choose a window that holds one")
 
 
 def _shown(start: float, end: float) -> str:
