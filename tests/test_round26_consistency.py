@@ -151,7 +151,7 @@ def test_plan_missed_floor_in_percent_as_the_plans_accuracy_line():
     outcome = SimpleNamespace(ttft_p99_s=0.26, tpot_p99_s=0.018, dropped=0,
                               accuracy=0.9396581793, tiers={"nvfp4": tier})
     words = _missed(outcome, Constraints(2.0, 0.1, 0.94))
-    assert words == "accuracy 93.97% vs limit 94.00%"
+    assert words == "accuracy 93.97% < floor 94.00%"  # round 50: worded as a routed design's
 
 
 def test_response_cache_headline_latencies_say_they_cover_the_fleets_requests():

@@ -52,8 +52,8 @@ def test_the_plans_own_uniform_fleet_reads_alike_in_its_line_and_its_report():
 def test_a_design_that_missed_keeps_its_reason_and_an_unsized_one_has_none():
     """A design's ``missed`` text is its verdict whatever its feasibility, and a design that
     is not feasible and says nothing has no verdict to invent."""
-    assert design_verdict({"missed": "accuracy 77.13% vs limit 80.00%", "feasible": False}) \
-        == "accuracy 77.13% vs limit 80.00%"
+    assert design_verdict({"missed": "accuracy 77.13% < floor 80.00%", "feasible": False}) \
+        == "accuracy 77.13% < floor 80.00%"
     assert design_verdict({"missed": None, "feasible": False}) is None
     assert design_verdict({"missed": None, "feasible": True}) == "meets every constraint"
 

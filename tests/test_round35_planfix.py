@@ -114,7 +114,7 @@ RUNNERS_UP = (
 )
 UNIFORM = ({"design": "nvfp4", "tiers": ["nvfp4"], "replicas": {"nvfp4": 3},
             "gpus_per_replica": {"nvfp4": 1}, "feasible": False, "cost_usd": 0.284,
-            "missed": "accuracy 80.41% vs limit 84.50%"},)
+            "missed": "accuracy 80.41% < floor 84.50%"},)
 
 
 def _plan_result() -> PlanResult:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from test_hostile_inputs import one_error_line, run_cli
 
+from tiersim.cli import main
+
 
 def _trace(tmp_path, times: list[float]):
     """A canonical trace with one request at each of ``times`` (seconds)."""
@@ -39,3 +41,24 @@ def test_a_window_in_a_gap_names_the_gap(tmp_path, capsys):
     assert line == (f"Error: {path}: window [200, 300) s selects no requests: the trace spans "
                     "0 to 2,000.0 s, with no request from 100 to 2000 s; choose a window that "
                     "holds one")
+
+
+def test_plan_reason_words_a_missed_floor_alike_for_uniform_and_routed_designs(tmp_path,
+                                                                                  capsys):
+    """The "no fleet" line read "w4a16: accuracy 93.36% vs limit 99.00%" for a uniform design
+    and "w4a16+bf16: accuracy 95.00% < floor 99.00%" for a routed one: one wording now.
+    (Figures: tiny.yaml's first minute, roofline, the precision priors.)"""
+    import yaml
+    from conftest import TINY
+
+    doc = yaml.safe_load(TINY.read_text())
+    doc["trace"]["window"] = [240, 300]
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code = main(["plan", str(path), "--accuracy-floor", "0.99", "--out", str(tmp_path / "p"),
+                 "--max-replicas", "2", "--gpus-per-replica", "1", "--no-report"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert ("w4a16: accuracy 93.36% < floor 99.00%; bf16: accuracy 95.00% < floor 99.00%; "
+            "w4a16+bf16: accuracy 95.00% < floor 99.00%; every design misses") in out
+    assert "vs limit" not in out

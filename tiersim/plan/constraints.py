@@ -160,8 +160,9 @@ def _missed(o: Outcome, c: Constraints) -> str | None:
     for key, m in margins(o, c).items():
         if not m["met"]:
             value, limit = m["value"], m["limit"]
-            if key == "accuracy" and value is not None:  # in percent, as the plan's own line
-                words.append("accuracy {} vs limit {}".format(*floor_pair(value, limit)))
+            if key == "accuracy" and value is not None:  # in percent, as the plan's own line;
+                # worded as a routed design's missed floor (planner), one line lists both
+                words.append("accuracy {} < floor {}".format(*floor_pair(value, limit)))
                 continue
             # to 3 figures as the plan's margins and tiersim run print a p99 (figure_text: 1,500
             # s and 1,234 dropped, not 1.5e+03 and 1.23e+03); one over its limit by less than
