@@ -1273,7 +1273,7 @@ def test_a_profile_that_is_a_pipe_and_a_malformed_ray_address_are_one_line(tmp_p
     scenario.write_text(TINY + "\nsweep: {seed: [0, 1]}\n")
     line = one_error_line(*run_cli(capsys, "sweep", scenario, "--out", tmp_path / "o",
                                    "--executor", "ray", "--address", "bogus::addr"))
-    assert line.startswith("Error: --address bogus::addr: cannot join the Ray cluster")
+    assert line.startswith("Error: --address 'bogus::addr': cannot join the Ray cluster")
 
 
 def test_an_output_folder_named_like_a_bundled_scenario_is_not_read_as_one(tmp_path, capsys,

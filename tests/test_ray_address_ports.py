@@ -28,7 +28,7 @@ def test_a_port_that_is_no_tcp_port_is_refused_at_once(monkeypatch, address, por
     started = time.monotonic()
     with pytest.raises(TiersimError) as caught:
         executors.run_ray([], lambda record: None, address)
-    assert str(caught.value) == (f"--address {address}: port {port} is no TCP port (1 to "
+    assert str(caught.value) == (f"--address {address!r}: port {port} is no TCP port (1 to "
                                  "65535); give host:port of a running Ray cluster, or leave it "
                                  "out")
     assert time.monotonic() - started < 5

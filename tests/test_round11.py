@@ -117,7 +117,7 @@ def test_a_ray_address_that_answers_but_is_not_ray_is_refused_at_once(monkeypatc
         started = time.monotonic()
         with pytest.raises(TiersimError) as err:
             executors.run_ray([], lambda record: None, address)
-    assert str(err.value) == (f"--address {address}: something accepts connections there but "
+    assert str(err.value) == (f"--address {address!r}: something accepts connections there but "
                               "does not answer as Ray's gRPC server does within 3 s; give "
                               "host:port of a running Ray cluster's head, or leave it out")
     assert fake.calls == [] and time.monotonic() - started < 10

@@ -41,5 +41,5 @@ def test_a_dead_address_is_refused_even_with_nothing_left_to_run(tmp_path, capsy
     before = sorted((p.name, p.stat().st_mtime_ns) for p in out.rglob("*"))
     code, err = run_cli(capsys, "sweep", scenario, "--out", out, "--executor", "ray",
                         "--address", "127.0.0.1:1")
-    assert code == 1 and err.startswith("Error: --address 127.0.0.1:1: nothing answers there")
+    assert code == 1 and err.startswith("Error: --address '127.0.0.1:1': nothing answers there")
     assert sorted((p.name, p.stat().st_mtime_ns) for p in out.rglob("*")) == before

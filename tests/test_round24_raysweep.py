@@ -65,13 +65,13 @@ def test_a_dead_ray_address_in_the_environment_is_refused_at_once(tmp_path, caps
     started = time.monotonic()
     line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
                                "--executor", "ray", "--no-report"))
-    assert line == (f"Error: RAY_ADDRESS=127.0.0.1:{port} (in the environment): nothing answers "
+    assert line == (f"Error: RAY_ADDRESS='127.0.0.1:{port}' (in the environment): nothing answers "
                     "there (Connection refused); set it to host:port of a running Ray cluster, "
                     "or unset it to start a local Ray")
     assert time.monotonic() - started < 10 and not fake.calls and not out.exists()
     line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
                                "--executor", "ray", "-w", "2", "--no-report"))
-    assert line == (f"Error: --workers 2: a Ray cluster joined at RAY_ADDRESS=127.0.0.1:{port} "
+    assert line == (f"Error: --workers 2: a Ray cluster joined at RAY_ADDRESS='127.0.0.1:{port}' "
                     "(in the environment) runs as many points at once as it has CPUs, so it is "
                     "not read; drop it, or unset RAY_ADDRESS to start a local Ray of that many "
                     "CPUs")
@@ -315,7 +315,7 @@ def test_a_cluster_of_other_ray_or_python_versions_is_one_line(tmp_path, capsys,
     out = tmp_path / "o"
     line = error_line(*run_cli(capsys, "sweep", _scenario(tmp_path), "--out", out,
                                "--executor", "ray", "--address", "10.0.0.1:6379", "--no-report"))
-    assert line == ("Error: --address 10.0.0.1:6379: cannot join the Ray cluster (Version "
+    assert line == ("Error: --address '10.0.0.1:6379': cannot join the Ray cluster (Version "
                     "mismatch: The cluster was started with: Ray: 2.9.0 Python: 3.10.12 This "
                     "process on node 10.0.0.1 was started with: Ray: 2.60.0 Python: 3.11.9); "
                     "run this command with the cluster's Ray and Python versions, give host:port "

@@ -82,9 +82,9 @@ def test_a_ray_address_naming_no_host_is_refused_at_once(monkeypatch, address, g
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     if given == "RAY_ADDRESS":
         monkeypatch.setenv("RAY_ADDRESS", address)
-    named, fix = ((f"--address {address}", "give host:port of a running Ray cluster, or leave "
+    named, fix = ((f"--address {address!r}", "give host:port of a running Ray cluster, or leave "
                    "it out") if given == "--address" else
-                  (f"RAY_ADDRESS={address} (in the environment)", "set it to host:port of a "
+                  (f"RAY_ADDRESS={address!r} (in the environment)", "set it to host:port of a "
                    "running Ray cluster, or unset it to start a local Ray"))
     started = time.monotonic()
     with pytest.raises(TiersimError) as caught:

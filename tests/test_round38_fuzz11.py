@@ -118,7 +118,7 @@ def test_a_ray_address_of_a_negative_port_is_refused_at_once(tmp_path, capsys, m
     (tmp_path / "s.yaml").write_text(TINY + "sweep: {seed: [0, 1]}\n")
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor", "ray",
                                    "--address", address, "--no-report"))
-    assert line == (f"Error: --address {address}: port {port} is no TCP port (1 to 65535); "
+    assert line == (f"Error: --address {address!r}: port {port} is no TCP port (1 to 65535); "
                     "give host:port of a running Ray cluster, or leave it out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
 

@@ -32,7 +32,7 @@ def test_a_ray_address_of_a_superscript_port_is_no_traceback(tmp_path, capsys, m
     (tmp_path / "s.yaml").write_text(TINY + "sweep: {seed: [0, 1]}\n")
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor", "ray",
                                    "--address", f"localhost:{port}", "--no-report"))
-    assert line == (f"Error: --address localhost:{port}: cannot join the Ray cluster (Unable "
+    assert line == (f"Error: --address 'localhost:{port}': cannot join the Ray cluster (Unable "
                     f"to parse port number from {port}); give host:port of a running cluster, "
                     "or leave it out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

@@ -91,7 +91,7 @@ def test_a_ray_address_of_no_host_and_no_port_is_refused_in_one_line(tmp_path, c
     (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
                                    "ray", "--address", address))
-    assert line == (f"Error: --address {address}: names no host before the port; give "
+    assert line == (f"Error: --address {address!r}: names no host before the port; give "
                     "host:port of a running Ray cluster, or leave it out")
     assert not (tmp_path / "o").exists()
 

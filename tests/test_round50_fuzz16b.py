@@ -270,7 +270,7 @@ def test_a_ray_address_with_no_port_after_its_colon_is_refused_before_ray(
     (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
                                    "ray", "--address", address))
-    assert line == (f"Error: --address {address}: names no port after the colon; give "
+    assert line == (f"Error: --address {address!r}: names no port after the colon; give "
                     "host:port of a running Ray cluster, or leave it out")
     assert not (tmp_path / "o").exists()
 
@@ -283,6 +283,6 @@ def test_a_ray_address_in_the_environment_with_no_port_is_named_there(tmp_path, 
     (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
                                    "ray"))
-    assert line == ("Error: RAY_ADDRESS=localhost: (in the environment): names no port after "
+    assert line == ("Error: RAY_ADDRESS='localhost:' (in the environment): names no port after "
                     "the colon; set it to host:port of a running Ray cluster, or unset it to "
                     "start a local Ray")

@@ -476,6 +476,6 @@ def test_sweep_refuses_a_ray_address_without_ray(tmp_path, capsys):
     path.write_text(TINY + "sweep:\n  tiers.bf16.replicas: [1, 2]\n")
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "w",
                                    "--address", "x:1"))
-    assert line == ("Error: --address x:1: a Ray cluster's address; give --executor ray with "
+    assert line == ("Error: --address 'x:1': a Ray cluster's address; give --executor ray with "
                     "it, or drop it to run on local processes")
     assert not (tmp_path / "w").exists()  # nothing was written

@@ -260,11 +260,11 @@ def test_a_ray_address_where_nothing_answers_is_refused_at_once(monkeypatch):
     started = time.monotonic()
     with pytest.raises(TiersimError) as info:
         executors.run_ray([], lambda record: None, f"127.0.0.1:{port}")
-    assert str(info.value) == (f"--address 127.0.0.1:{port}: nothing answers there (Connection "
+    assert str(info.value) == (f"--address '127.0.0.1:{port}': nothing answers there (Connection "
                                "refused); give host:port of a running Ray cluster, or leave "
                                "it out")
     assert fake.calls == [] and time.monotonic() - started < 10
-    with pytest.raises(TiersimError, match="--address not-an-address: cannot join the Ray "
+    with pytest.raises(TiersimError, match="--address 'not-an-address': cannot join the Ray "
                        r"cluster \(malformed\)"):  # Ray still judges what is not host:port
         executors.run_ray([], lambda record: None, "not-an-address")
     assert fake.calls == ["not-an-address"]
@@ -359,7 +359,7 @@ def test_a_ray_address_that_cannot_be_joined_changes_nothing_in_out(tmp_path, mo
         with pytest.raises(TiersimError) as info:
             sweep(grown, folder, executor="ray", address="auto")
         assert str(info.value) == (
-            "--address auto: cannot join the Ray cluster (Could not find any running Ray "
+            "--address 'auto': cannot join the Ray cluster (Could not find any running Ray "
             "instance.); give host:port of a running cluster, or leave it out")
     assert _snapshot(out) == before
     assert not (tmp_path / "fresh").exists()

@@ -38,13 +38,13 @@ def sweep(
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
     from tiersim.cli.run import say_interrupted, scenario_path, stopped_by_signal
-    from tiersim.errors import TiersimError
+    from tiersim.errors import TiersimError, shown
     from tiersim.sweep.points import default_runner, estimate_runner
     from tiersim.sweep.run import Tally, run_sweep
 
     if address is not None and executor != "ray":
-        raise TiersimError(f"--address {address}: a Ray cluster's address; give --executor ray "
-                           "with it, or drop it to run on local processes")
+        raise TiersimError(f"--address {shown(address, 64)}: a Ray cluster's address; give "
+                           "--executor ray with it, or drop it to run on local processes")
     if address is not None and workers is not None:
         raise TiersimError(f"--workers {workers}: a Ray cluster joined at --address runs as "
                            "many points at once as it has CPUs, so it is not read; drop it, or "

@@ -36,7 +36,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import replace
 from typing import Any
 
-from tiersim.errors import TiersimError
+from tiersim.errors import TiersimError, shown
 from tiersim.sweep import ray_watch
 from tiersim.sweep.points import Task, execute
 
@@ -524,6 +524,12 @@ RAY_ADDRESS_ENV = "RAY_ADDRESS"
 """The environment variable ``ray.init`` reads an address from (``ray job submit`` sets it)."""
 
 
+def _flag(address: str | None) -> str:
+    """``--address`` and its value as an error names them, quoted as other flags' text values
+    are (``--gpu 'h999'``): ``--address ':'``, which read ``--address :: names no host``."""
+    return f"--address {shown(address, 64)}"
+
+
 def ray_address(address: str | None) -> tuple[str | None, str, str]:
     """The Ray address a sweep joins, as Ray chooses it: ``address`` (``--address``), else the
     ``RAY_ADDRESS`` environment variable (also in place of ``auto``; ``local`` there is Ray's
@@ -533,9 +539,9 @@ def ray_address(address: str | None) -> tuple[str | None, str, str]:
     if env == "local" and address is None:
         return None, "--address None", ""
     if env and address in (None, "auto"):
-        return (env, f"{RAY_ADDRESS_ENV}={env} (in the environment)",
+        return (env, f"{RAY_ADDRESS_ENV}={shown(env, 64)} (in the environment)",
                 "set it to host:port of a running Ray cluster, or unset it to start a local Ray")
-    return (address, f"--address {address}",
+    return (address, _flag(address),
             "give host:port of a running Ray cluster, or leave it out")
 
 
@@ -553,19 +559,21 @@ def _host_port(address: str | None, named: str | None = None,
     client = text.startswith("ray://")
     host, sep, port = text.removeprefix("ray://").rpartition(":")
     if sep and host.strip("[]") and not port:  # Ray's error named an address never typed
-        raise TiersimError(f"{named or f'--address {address}'}: names no port after the "
+        raise TiersimError(f"{named or _flag(address)}: names no port after the "
                            f"colon; {fix}")
-    if client and not (sep and _whole(port)):  # ray://host, ray://[::1]
+    if client and not (sep and _whole(port)) and not (sep and not host.strip("[]")):
+        # ray://host, ray://[::1]; not ray://: or ray://:x, which name no host (ray://: was
+        # probed as host ":" and read "nothing answers there")
         host, sep, port = text.removeprefix("ray://"), ":", str(RAY_CLIENT_PORT)
     host = host.strip("[]")  # [::1]:6379
     if sep and not host:  # Ray retried "[]:6379" for minutes, "ray://" 35 s; ":" and ":x"
         # printed Ray's traceback ("Malformed host") above the line
-        raise TiersimError(f"{named or f'--address {address}'}: names no host before the "
+        raise TiersimError(f"{named or _flag(address)}: names no host before the "
                            f"port; {fix}")
     if not sep or not host or not _whole(port):
         return None
     if not 0 < int(port) < 65536:
-        raise TiersimError(f"{named or f'--address {address}'}: port {port} is no TCP port "
+        raise TiersimError(f"{named or _flag(address)}: port {port} is no TCP port "
                            f"(1 to 65535); {fix}")
     return host, int(port)
 

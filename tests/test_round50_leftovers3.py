@@ -1,0 +1,57 @@
+"""Round 50, leftovers of the reviewers (helper left50c). Each test names what a user saw
+before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_hostile_inputs import one_error_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "tiersim" / "scenarios"
+FIX = "give host:port of a running Ray cluster, or leave it out"
+
+
+@pytest.mark.parametrize(("address", "said"), [
+    (":", "Error: --address ':': names no host before the port; " + FIX),
+    ("[]:", "Error: --address '[]:': names no host before the port; " + FIX),
+    ("ray://:", "Error: --address 'ray://:': names no host before the port; " + FIX),
+    ("ray://:x", "Error: --address 'ray://:x': names no host before the port; " + FIX),
+    ("localhost:", "Error: --address 'localhost:': names no port after the colon; " + FIX),
+    ("localhost:0", "Error: --address 'localhost:0': port 0 is no TCP port (1 to 65535); "
+     + FIX),
+])
+def test_a_ray_address_is_quoted_in_its_error(tmp_path, capsys, monkeypatch, address, said):
+    """``--address :`` read "Error: --address :: names no host" (the value and the colon after
+    it read as one ``::``); the value is quoted as other flags' text values are (``--gpu
+    'h999'``). ``ray://:`` was probed as host ``:`` and read "nothing answers there"; it names
+    no host, as ``:`` does."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
+                                   "ray", "--address", address))
+    assert line == said
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_ray_address_in_the_environment_is_quoted_too(tmp_path, capsys, monkeypatch):
+    """``RAY_ADDRESS=:`` is named as ``--address`` is, its value quoted."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAY_ADDRESS", ":")
+    (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--executor",
+                                   "ray"))
+    assert line == ("Error: RAY_ADDRESS=':' (in the environment): names no host before the "
+                    "port; set it to host:port of a running Ray cluster, or unset it to start "
+                    "a local Ray")
+
+
+def test_an_address_without_the_ray_executor_is_quoted(tmp_path, capsys, monkeypatch):
+    """``--address`` beside local processes is quoted the same way."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text((SCENARIOS / "tiny.yaml").read_text())
+    line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--address", ":"))
+    assert line == ("Error: --address ':': a Ray cluster's address; give --executor ray with "
+                    "it, or drop it to run on local processes")
