@@ -813,8 +813,8 @@ def test_zero_prices_give_no_saving_share_and_no_traceback(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (("--c0", "-5"), "--c0: must be from 0 to 1e+12 (got -5)"),  # as typed (it read -5.0)
-    (("--dc", "inf"), "--dc: must be from 0 to 1e+12 (got inf)"),
+    (("--c0", "-5"), "--c0: must be from 0 to 1e12 (got -5)"),  # as typed (it read -5.0)
+    (("--dc", "inf"), "--dc: must be from 0 to 1e12 (got inf)"),
     (("--floor", "nan"), "--floor: must be from 0 to 1 (got nan)"),
     (("--delta", "1.5"), "--delta: must be from 0 to 1 (got 1.5)"),
 ])

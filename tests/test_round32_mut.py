@@ -84,7 +84,7 @@ def test_yaml_infinity_is_read_as_infinity(written, value):
 
 def test_yaml_infinity_on_a_flag_is_refused_by_its_range_in_one_line(capsys):
     assert error_line(*run_cli(capsys, *ANALYTIC, "--dc", ".inf")) == (
-        "Error: tiersim analytic: --dc: must be from 0 to 1e+12 (got .inf)")  # as typed (round 49)
+        "Error: tiersim analytic: --dc: must be from 0 to 1e12 (got .inf)")  # as typed (round 49)
 
 
 def test_a_refused_spelling_of_the_longest_shown_length_is_shown_whole():

@@ -77,7 +77,7 @@ def test_a_choose_value_no_float_holds_is_quoted_as_written(values, said):
     (("plan", TINY, "--accuracy-floor", "-1e400"),
      "--accuracy-floor: must be a number from 0 to 1 (got -1e400, beyond a float)"),
     (("analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "1e400"),
-     "tiersim analytic: --dc: must be from 0 to 1e+12 (got 1e400, beyond a float)"),
+     "tiersim analytic: --dc: must be from 0 to 1e12 (got 1e400, beyond a float)"),
     (("analytic", "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--floor", "Infinity"),
      "tiersim analytic: --floor: must be from 0 to 1 (got Infinity)"),
     (("trace", "inspect", "azure2023_code", "--time-scale", "1e400"),

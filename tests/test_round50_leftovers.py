@@ -68,9 +68,9 @@ def test_a_written_number_is_written_to_yaml_as_its_float():
 
 @pytest.mark.parametrize("argv, said", [
     (("analytic", "--p", "0.5", "--eps", "0.01", "--delta", "0.2", "--dc", "1", "--c0", "-5"),
-     "tiersim analytic: --c0: must be from 0 to 1e+12 (got -5)"),
+     "tiersim analytic: --c0: must be from 0 to 1e12 (got -5)"),
     (("analytic", "--p", "0.5", "--eps", "0.01", "--delta", "0.2", "--dc", "1e13", "--c0",
-      "1"), "tiersim analytic: --dc: must be from 0 to 1e+12 (got 1e13)"),
+      "1"), "tiersim analytic: --dc: must be from 0 to 1e12 (got 1e13)"),
     (("analytic", "--p", "5e-1", "--eps", "0.01", "--delta", "0.2", "--floor", "-1_000"),
      "tiersim analytic: --floor: must be from 0 to 1 (got -1_000)"),
     (("trace", "inspect", "azure2023_code", "--time-scale", "1e9"),

@@ -55,3 +55,11 @@ def test_an_address_without_the_ray_executor_is_quoted(tmp_path, capsys, monkeyp
     line = one_error_line(*run_cli(capsys, "sweep", "s.yaml", "--out", "o", "--address", ":"))
     assert line == ("Error: --address ':': a Ray cluster's address; give --executor ray with "
                     "it, or drop it to run on local processes")
+
+
+def test_the_analytic_cost_bound_is_quoted_as_a_user_writes_it(capsys):
+    """``tiersim analytic --dc 1e13`` read "must be from 0 to 1e+12": Python's spelling of the
+    bound, which no one writes; it reads 1e12."""
+    line = one_error_line(*run_cli(capsys, "analytic", "--p", "0.5", "--eps", "0.01",
+                                   "--delta", "0.2", "--dc", "1e13", "--c0", "1"))
+    assert line == "Error: tiersim analytic: --dc: must be from 0 to 1e12 (got 1e13)"

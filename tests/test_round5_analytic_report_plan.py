@@ -283,7 +283,7 @@ def test_accuracy_floor_option_nan_is_one_line(capsys, tmp_path):
     (["--scenario", "SCEN", "--cheap", "bf16", "--top", "bf16"],
      "Error: tiersim analytic: --cheap/--top: both name the tier 'bf16'; name two tiers"),
     (["--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "1e308", "--json"],
-     "Error: tiersim analytic: --dc: must be from 0 to 1e+12 (got 1e308)"),  # as typed
+     "Error: tiersim analytic: --dc: must be from 0 to 1e12 (got 1e308)"),  # as typed
 ])
 def test_analytic_flags_that_would_be_ignored_or_overflow_are_one_line(capsys, args, line):
     """--p with --scenario was silently overridden; 1e308 printed Infinity in the JSON."""

@@ -122,7 +122,11 @@ MIN_DC = sys.float_info.min
 """Smallest dc the closed form prices (the smallest normal float, 2.225e-308): ``--dc 5e-324``
 gave dC* = 0, which read "0.0% of dc"."""
 
-MAX_COST = 1e12
+MAX_COST_TEXT = "1e12"
+""":data:`MAX_COST` as a user writes it, and as a refusal quotes it (it read ``1e+12``,
+Python's spelling, which is no one's)."""
+
+MAX_COST = float(MAX_COST_TEXT)
 """Largest --dc / --c0 taken (USD per request): beyond it the frontiers overflow to infinity,
 which JSON cannot hold."""
 
@@ -137,7 +141,8 @@ def _check_numbers(values: dict[str, float | None], high: float | None) -> None:
         if value is None:
             continue
         if not math.isfinite(value) or value < 0 or (high is not None and value > high):
-            rule = f"from 0 to {high:g}" if high is not None else "finite and >= 0"
+            bound = MAX_COST_TEXT if high == MAX_COST else f"{high:g}"
+            rule = f"from 0 to {bound}" if high is not None else "finite and >= 0"
             raise ScenarioError(WHERE, flag, f"must be {rule} (got {as_written(value)})")
 
 
