@@ -268,7 +268,7 @@ def test_a_run_notes_a_paid_tier_that_ran_no_request(tmp_path):
     idle = [n for n in notes if "ran no request" in n]
     assert idle == [
         f"{path}: tier fp8 ran no request (the router is uniform: every request to one tier), "
-        f"yet its 1 x 1 GPU are provisioned: 0.0282 of the run's 0.0563 USD; remove the tier, "
+        f"yet its 1 GPU is provisioned: 0.0282 of the run's 0.0563 USD; remove the tier, "
         "or route to it (router.policy: floor with an accuracy_floor, say)"]
 
 

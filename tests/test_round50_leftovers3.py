@@ -63,3 +63,32 @@ def test_the_analytic_cost_bound_is_quoted_as_a_user_writes_it(capsys):
     line = one_error_line(*run_cli(capsys, "analytic", "--p", "0.5", "--eps", "0.01",
                                    "--delta", "0.2", "--dc", "1e13", "--c0", "1"))
     assert line == "Error: tiersim analytic: --dc: must be from 0 to 1e12 (got 1e13)"
+
+
+@pytest.mark.parametrize(("replicas", "gpus", "said"), [
+    (1, 1, "its 1 GPU is provisioned"),
+    (2, 1, "its 2 x 1 GPUs are provisioned"),
+    (1, 2, "its 1 x 2 GPUs are provisioned"),
+])
+def test_the_idle_tier_note_counts_its_gpus_grammatically(replicas, gpus, said):
+    """The note for a paid tier that ran no request read "its 2 x 1 GPU are provisioned" (and
+    "its 1 x 1 GPU are"); the fleet is written as the run's tables write it (2 x 1)."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tiersim.errors import Note
+    from tiersim.runner import _note_idle_tiers
+
+    idle = SimpleNamespace(name="fp8", passes=0, requests=0, cost_usd=0.5, replicas=replicas,
+                           gpus_per_replica=gpus)
+    busy = SimpleNamespace(name="bf16", passes=3, requests=3, cost_usd=0.5, replicas=1,
+                           gpus_per_replica=1)
+    run = SimpleNamespace(cost_model="provisioned", tiers=[idle, busy], cost_usd=1.0)
+    scenario = SimpleNamespace(router=SimpleNamespace(policy="uniform"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _note_idle_tiers(run, scenario, "s.yaml")
+    assert [str(w.message) for w in caught if issubclass(w.category, Note)] == [
+        "s.yaml: tier fp8 ran no request (the router is uniform: every request to one tier), "
+        f"yet {said}: 0.500 of the run's 1.00 USD; remove the tier, or route to it (router.policy: "
+        "floor with an accuracy_floor, say)"]

@@ -365,8 +365,12 @@ def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
             continue
         why = (" (the router is uniform: every request to one tier)" if policy == "uniform"
                else f" (router {policy})")
-        warnings.warn(f"{source}: tier {tier.name} ran no request{why}, yet its "
-                      f"{tier.replicas} x {tier.gpus_per_replica} GPU are provisioned: "
+        # "its 1 GPU is", "its 2 x 1 GPUs are" (the fleet as the tables write it, 2 x 1);
+        # it read "its 2 x 1 GPU are"
+        gpus = ("1 GPU is" if tier.replicas * tier.gpus_per_replica == 1 else
+                f"{tier.replicas} x {tier.gpus_per_replica} GPUs are")
+        warnings.warn(f"{source}: tier {tier.name} ran no request{why}, yet its {gpus} "
+                      "provisioned: "
                       f"{figure_text(tier.cost_usd)} of the run's {figure_text(run.cost_usd)} "
                       "USD; remove the tier, or route to it (router.policy: floor with an "
                       "accuracy_floor, say)", Note, stacklevel=2)
