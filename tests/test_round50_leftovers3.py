@@ -92,3 +92,22 @@ def test_the_idle_tier_note_counts_its_gpus_grammatically(replicas, gpus, said):
         "s.yaml: tier fp8 ran no request (the router is uniform: every request to one tier), "
         f"yet {said}: 0.500 of the run's 1.00 USD; remove the tier, or route to it (router.policy: "
         "floor with an accuracy_floor, say)"]
+
+
+def test_trace_inspect_names_the_file_as_typed(tmp_path, capsys, monkeypatch):
+    """``tiersim trace inspect ./b.csv`` named the file ``b.csv`` (a ``Path`` drops the
+    ``./``); it is named as typed, in an error and in the table's heading."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "c.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n1,10,5\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", "./b.csv"))
+    assert line == ("Error: ./b.csv: not a trace: none of its 2 column name(s) is a trace "
+                    "column; expected azure (TIMESTAMP, ContextTokens, GeneratedTokens); "
+                    "burstgpt (Timestamp, Request tokens, Response tokens); mooncake "
+                    "(timestamp, input_length, output_length); canonical (arrival_s, "
+                    "input_tokens, output_tokens)")
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    assert main(["trace", "inspect", "./c.csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "./c.csv (canonical)"
