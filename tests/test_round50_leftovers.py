@@ -231,7 +231,9 @@ def test_a_command_line_trace_is_named_as_given(tmp_path, capsys, monkeypatch, c
            "character); write a number (file line 3)")
     for given, said in [
             ("sub/bad.csv", f"sub/bad.csv: {bad}"),
-            ("./sub/bad.csv", f"sub/bad.csv: {bad}"),  # as pathlib writes it, as run does
+            # trace inspect names it as typed (round 50, it read "sub/bad.csv"); analytic's
+            # --trace is read as a Path by its option's parser, which drops the ./
+            ("./sub/bad.csv", f"{'./' if command[0] == 'trace' else ''}sub/bad.csv: {bad}"),
             (str(tmp_path / "sub" / "bad.csv"), f"{tmp_path / 'sub' / 'bad.csv'}: {bad}"),
             ("empty.csv", "empty.csv: file is empty; a trace needs a header and rows"),
             ("sub", "sub: is a folder; give the trace file in it")]:

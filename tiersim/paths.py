@@ -6,6 +6,7 @@ anywhere find the same files; the repository root links to them for convenience.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -175,6 +176,29 @@ def command_line_trace(path: str | Path) -> Path:
     found = resolve_trace_path(path, cwd)
     given = expand_user(path)
     return given if not given.is_absolute() and found == cwd / given else found
+
+
+def as_typed(typed: str, resolved: Path) -> str:
+    """A command-line trace as the user typed it (``./b.csv``), where it is the file
+    :func:`command_line_trace` found (named as given, but a ``Path`` drops the ``./``: it read
+    ``b.csv``); else the file found, in full (a bundled trace, a ``~`` path)."""
+    if not typed.startswith("~") and Path(typed) == resolved:
+        return typed
+    return str(resolved)
+
+
+@contextlib.contextmanager
+def named_as_typed(typed: str, resolved: Path):
+    """Yield :func:`as_typed`'s name, and name the file so in a refusal raised inside that
+    names it first (``./b.csv: not a trace``)."""
+    named = as_typed(typed, resolved)
+    try:
+        yield named
+    except TiersimError as error:
+        said = str(error)
+        if named != str(resolved) and said.startswith(f"{resolved}: "):
+            error.args = (named + said.removeprefix(str(resolved)),)
+        raise
 
 
 def _no_blank_around(name: str, scenario_dir: str | Path | None) -> None:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from tiersim.cli.usage import echo, number_flag, read_flag_number
 from tiersim.errors import Note, TiersimError, escaped, shown
-from tiersim.paths import command_line_trace
+from tiersim.paths import command_line_trace, named_as_typed
 from tiersim.scenario_models import SKIP_MOST
 from tiersim.trace.formats import (
     FORMATS,
@@ -83,29 +83,14 @@ def inspect(
     time_scale = float(time_scale)  # checked: the text it was typed as is not kept
     window = None if window is None else (float(window[0]), float(window[1]))
     resolved = command_line_trace(path)
-    named = _as_typed(path, resolved)
-    try:
+    with named_as_typed(path, resolved) as named:  # ./b.csv read "b.csv: not a trace"
         stats, fmt, notes = _load_stats(resolved, format, window, time_scale, skip_longer_than)
-    except TiersimError as error:  # named as typed: ./b.csv read "b.csv: not a trace"
-        said = str(error)
-        if named != str(resolved) and said.startswith(f"{resolved}: "):
-            error.args = (named + said.removeprefix(str(resolved)),)
-        raise
     if as_json:
         echo(json.dumps({"path": named, "format": fmt, **stats, "notes": notes}))
         return
     console = Console(markup=False)  # a path is text, never markup, nor a terminal escape
     console.print(Text(escaped(named), style="bold") + Text(f" ({fmt})"), soft_wrap=True)
     console.print(stats_table(stats, notes))
-
-
-def _as_typed(typed: str, resolved: Path) -> str:
-    """The trace file as the user typed it (``./b.csv``), where it is the file found
-    (:func:`tiersim.paths.command_line_trace` names it as given, but a ``Path`` drops the
-    ``./``: it read ``b.csv``); else the file found, in full (a bundled trace, a ``~`` path)."""
-    if not typed.startswith("~") and Path(typed) == resolved:
-        return typed
-    return str(resolved)
 
 
 def _check_options(window, time_scale: float, format: str) -> None:
