@@ -67,7 +67,12 @@ def test_tier_figures_equal_those_of_the_frame(served):
     final = np.asarray(served[3].final_tier)
     ttft, tpot = frame["ttft_s"].to_numpy(), frame["tpot_s"].to_numpy()
     for i in range(len(fleet.tiers)):
-        assert summary._tier_stats(final == i, ttft, tpot) == metrics.tier_stats(numeric, i)
+        mine = numeric[numeric["final_tier"] == i]  # the tier's rows, read from the frame
+        expected = metrics.TierStats(
+            requests=len(mine), share=len(mine) / len(numeric) if len(numeric) else None,
+            ttft_p99_s=metrics.percentile(mine["ttft_s"], 99),
+            tpot_p99_s=metrics.percentile(mine["tpot_s"], 99))
+        assert summary._tier_stats(final == i, ttft, tpot) == expected
 
 
 def test_streamed_file_is_the_frames_file(served, tmp_path):
