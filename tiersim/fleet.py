@@ -36,6 +36,7 @@ from tiersim.perf.memory import (
     kv_pages,
     state_blocks,
 )
+from tiersim.results_savings import techniques_words
 from tiersim.workload import sessions
 
 if TYPE_CHECKING:  # hints only, from their own module: the scenario checks import this one
@@ -277,6 +278,22 @@ def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> Sche
         return lim
     return replace(lim, kv_levels=levels, kv_overlap=sched.kv_offload_overlap,
                    kv_recompute=sched.kv_offload_recompute, kv_bytes_per_token=per_token)
+
+
+def tier_techniques(scenario: Scenario, tier: TierConfig | None) -> str | None:
+    """A tier's serving techniques in the words its fleet's size carries them
+    (:func:`tiersim.results_savings.techniques_words`), naming only the offload levels it runs:
+    one that holds no whole block is left out (:func:`with_offload`), so a tier whose only
+    level holds none reads as plain, as it runs. None for no tier or a plain one."""
+    if tier is None:
+        return None
+    if not tier.scheduler.kv_offload:
+        return techniques_words(tier)
+    ref = scenario.tier_model_ref(tier)
+    per_token = kv_bytes_per_token(get_model(ref), tier_kv(tier, ref), tier.tensor_parallel)
+    empty = set(empty_levels(per_token, tier))
+    return techniques_words(tier, [level.name for i, level in
+                                   enumerate(tier.scheduler.kv_offload) if i not in empty])
 
 
 def block_bytes(per_token: float) -> float:

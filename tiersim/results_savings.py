@@ -10,6 +10,7 @@ importable from :mod:`tiersim.results` as well.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
@@ -85,19 +86,23 @@ def fleet_size(replicas: int, gpus: int, prefill: int | None = None,
     return f"{replicas} x {gpus}{split_words(replicas, prefill, techniques)}"
 
 
-def techniques_words(tier) -> str | None:
+def techniques_words(tier, levels: Sequence[str] | None = None) -> str | None:
     """The serving techniques a tier's config (``tier``: a scenario's tier) runs beyond plain
     serving, in the words a fleet's size carries them (``spec decode k=3``, ``KV offload
     host+ssd``); None for a plain tier. A uniform fleet of the tier keeps them, so its size
     says so where it shows a split (:func:`fleet_size`): "all fp8 1 x 2" read as a plain fleet
-    where it decoded speculatively."""
+    where it decoded speculatively. ``levels``: the names of the offload levels the tier runs
+    (:func:`tiersim.fleet.tier_techniques` leaves out one that holds no block, as the run
+    does); None: every level its config lists."""
     said = []
     spec = getattr(tier, "speculative", None)
     if spec is not None:
         said.append(f"spec decode k={spec.k}")
-    levels = getattr(getattr(tier, "scheduler", None), "kv_offload", None) or []
+    if levels is None:
+        listed = getattr(getattr(tier, "scheduler", None), "kv_offload", None) or []
+        levels = [level.name for level in listed]
     if levels:
-        said.append("KV offload " + "+".join(level.name for level in levels))
+        said.append("KV offload " + "+".join(levels))
     return ", ".join(said) or None
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import costs, metrics
-from tiersim.fleet import Fleet
+from tiersim.fleet import Fleet, tier_techniques
 from tiersim.results import (
     SavingsResult,
     UniformBaseline,
@@ -44,7 +44,6 @@ from tiersim.results import (
     reaches_floor,
     saved_share,
     saving_basis,
-    techniques_words,
 )
 from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
@@ -112,7 +111,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             infeasible=None if met else sized.infeasible or sized.missed,
             cost_per_hour_usd=o.cost_per_hour_usd if met else None,
             duration_s=max(o.duration_s, end_s) if met else None,
-            techniques=techniques_words(configs[name])))
+            techniques=tier_techniques(scenario, configs[name])))
     return out
 
 

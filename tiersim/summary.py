@@ -224,7 +224,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             model_read=model_read(scenario, tier.config),
             cost_per_gpu_hour=tier.config.cost_per_gpu_hour,
             cost_per_request_usd=tier.config.cost_per_request_usd,
-            techniques=techniques_words(tier.config),
+            techniques=techniques_words(tier.config,
+                                        [level.name for level in tier.limits.kv_levels]),
             **prefix_fields(result, tier.name),
         ))
     return tuple(out)

@@ -34,8 +34,7 @@ import pandas as pd
 
 from tiersim import costs, metrics
 from tiersim.errors import TiersimError
-from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate
-from tiersim.results_savings import techniques_words
+from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate, tier_techniques
 from tiersim.routing import Assignment, build_router
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.config import policies_in_play, unread_key_problem
@@ -458,7 +457,7 @@ class SimEvaluator:
             dropped=int(r.dropped.sum()),
             utilization=r.busy_s / (self.built(name, design.gpus(name)).spec(replicas[name])
                                     .replicas * duration) if duration > 0 else None,
-            prefill=r.prefill, techniques=techniques_words(self.by_name.get(name)))
+            prefill=r.prefill, techniques=tier_techniques(self.scenario, self.by_name.get(name)))
             for name, r in runs.items()}
         rate = self._provisioned(design, replicas, 3600.0)
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second
