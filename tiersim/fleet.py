@@ -287,8 +287,8 @@ def tier_techniques(scenario: Scenario, tier: TierConfig | None) -> str | None:
     level holds none reads as plain, as it runs. None for no tier or a plain one."""
     if tier is None:
         return None
-    if not tier.scheduler.kv_offload:
-        return techniques_words(tier)
+    if not getattr(getattr(tier, "scheduler", None), "kv_offload", None):
+        return techniques_words(tier)  # no offload level to weigh (a stand-in tier: none)
     ref = scenario.tier_model_ref(tier)
     per_token = kv_bytes_per_token(get_model(ref), tier_kv(tier, ref), tier.tensor_parallel)
     empty = set(empty_levels(per_token, tier))
