@@ -201,7 +201,9 @@ class RouterResult:
 
     ``basis``: what accuracy is scored on ("expected" or "realised", see
     :mod:`tiersim.routing.accuracy`). ``fpr``/``fnr``: realised false positive / negative rates
-    against each request's needed tier (None when no request could have one).
+    against each request's needed tier (None when no request could have one); ``fpr_among`` /
+    ``fnr_among``: how many requests each is a share of (those that needed a tier above the
+    cheapest / did not need the top tier; None in a summary written before they were kept).
     ``accuracy_ci95``: 95% interval of the accuracy (Wilson's for 0/1 scores, else Agresti
     and Coull's; ``tiersim.routing.metrics.accuracy_ci``).
     ``floor_met``: accuracy at or
@@ -225,6 +227,8 @@ class RouterResult:
     floor_met: bool | None = None
     floor_met_ci95: bool | None = None
     escalation_refused_rate: float | None = None
+    fpr_among: int | None = None
+    fnr_among: int | None = None
 
     NO_INTERVAL = "none: fewer than two requests"
     """What the accuracy's interval reads as where it has none: no request, or a summary
@@ -236,6 +240,22 @@ class RouterResult:
         if _unknown(lo) or _unknown(hi):
             return self.NO_INTERVAL
         return f"{show(lo)} - {show(hi)}"
+
+    def rate_count(self, which: str) -> str | None:
+        """How many requests FPR or FNR (``which``: "fpr" or "fnr") counts, of how many it is a
+        share of, e.g. "2 of 5": a rate over a handful of requests reads as one. None where the
+        rate is unknown or the summary predates the counts."""
+        rate, among = getattr(self, which), getattr(self, f"{which}_among")
+        if _unknown(rate) or among is None:
+            return None
+        return f"{round(rate * among):,} of {among:,}"
+
+    def rate_text(self, which: str, show) -> str:
+        """FPR or FNR as ``show(rate)`` with :meth:`rate_count` after it, e.g. "40.0 % (2 of
+        5)"."""
+        count = self.rate_count(which)
+        rate = show(getattr(self, which))
+        return rate if count is None else f"{rate} ({count})"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""

@@ -273,7 +273,8 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     acc = s["accuracy"]
     return RouterResult(
         policy=scenario.router.policy, basis=basis, accuracy=acc, accuracy_ci95=(lo, hi),
-        fpr=s["fpr"], fnr=s["fnr"], escalation_rate=s["escalation_rate"],
+        fpr=s["fpr"], fnr=s["fnr"], fpr_among=s["fpr_among"], fnr_among=s["fnr_among"],
+        escalation_rate=s["escalation_rate"],
         escalation_refused_rate=float(sent_on.mean()) if sent_on.any() else None,
         silent_failure_rate=s["silent_failure_rate"],
         first_tier_shares=s["first_tier_shares"], accuracy_floor=floor,

@@ -94,7 +94,9 @@ def _rate(mask: np.ndarray, among: np.ndarray) -> float | None:
 
 
 def error_rates(final_tier: np.ndarray, realised: np.ndarray, dropped=None) -> dict:
-    """Realised FPR, FNR and silent-failure rate of final tiers (see module docstring).
+    """Realised FPR, FNR and silent-failure rate of final tiers (see module docstring), with
+    how many requests each rate is a share of (``fpr_among``: those that needed a tier above
+    the cheapest; ``fnr_among``: those that did not need the top tier).
 
     FPR and FNR judge the routing decision, so dropped requests count by the tier they were
     sent to; a dropped request is a visible failure, not a silent one.
@@ -108,6 +110,8 @@ def error_rates(final_tier: np.ndarray, realised: np.ndarray, dropped=None) -> d
     return {
         "fpr": _rate(final_tier < need, need > 0),
         "fnr": _rate(final_tier > need, need < k - 1),
+        "fpr_among": int((need > 0).sum()),
+        "fnr_among": int((need < k - 1).sum()),
         "silent_failure_rate": float(np.mean(wrong_here & top_right & (final_tier < k - 1))),
     }
 
