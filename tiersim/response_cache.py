@@ -33,6 +33,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tiersim.errors import Note, ScenarioError
+from tiersim.metrics import percentile
 from tiersim.results import ResponseCacheResult
 from tiersim.text_columns import row_values
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
@@ -275,11 +276,6 @@ def hit_latency(arrival: np.ndarray, hit: np.ndarray, source: np.ndarray, served
     return ttft, e2e
 
 
-def _pct(values: np.ndarray, q: float) -> float | None:
-    values = values[np.isfinite(values)]
-    return float(np.percentile(values, q)) if len(values) else None
-
-
 def _mean(values: np.ndarray) -> float | None:
     values = values[np.isfinite(values)]
     return float(values.mean()) if len(values) else None
@@ -322,7 +318,7 @@ def cache_result(cfg: ResponseCacheConfig, key_source: str, hit: np.ndarray, ser
         cost_saved_usd=None if cost is None or cost0 is None else cost0 - cost,
         attributed_saved_usd=base.attributed_cost_usd - run.attributed_cost_usd,
         e2e_mean_s=_mean(e2e), e2e_mean_without_s=_mean(e2e0),
-        e2e_p50_s=_pct(e2e, 50), e2e_p50_without_s=_pct(e2e0, 50),
-        e2e_p99_s=_pct(e2e, 99), e2e_p99_without_s=_pct(e2e0, 99),
-        ttft_p50_s=_pct(ttft, 50), ttft_p50_without_s=_pct(ttft0, 50),
+        e2e_p50_s=percentile(e2e, 50), e2e_p50_without_s=percentile(e2e0, 50),
+        e2e_p99_s=percentile(e2e, 99), e2e_p99_without_s=percentile(e2e0, 99),
+        ttft_p50_s=percentile(ttft, 50), ttft_p50_without_s=percentile(ttft0, 50),
     )

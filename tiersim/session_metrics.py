@@ -15,14 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tiersim.metrics import percentile
 from tiersim.results import SessionResult, StepTypeResult
 from tiersim.text_columns import text_codes
 from tiersim.workload.sessions import filled_step_types
-
-
-def _pct(values: np.ndarray, q: float) -> float | None:
-    values = values[np.isfinite(values)]
-    return float(np.percentile(values, q)) if len(values) else None
 
 
 def session_result(df: pd.DataFrame, requests: pd.DataFrame,
@@ -46,12 +42,12 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame,
     steps = g.size().to_numpy(np.float64)
     cost = _to_headline(g["cost"].sum().to_numpy(np.float64), total_cost_usd)
     per_request = float(t["acc"].mean())
-    e2e_p50 = _pct(requests["e2e_s"].to_numpy(np.float64), 50)
-    lat_p50 = _pct(latency, 50)
+    e2e_p50 = percentile(requests["e2e_s"].to_numpy(np.float64), 50)
+    lat_p50 = percentile(latency, 50)
     return SessionResult(
         tasks=len(steps), completed_tasks=int(all_done.sum()),
         steps_per_task_mean=float(steps.mean()), steps_per_task_max=int(steps.max()),
-        task_latency_p50_s=lat_p50, task_latency_p99_s=_pct(latency, 99),
+        task_latency_p50_s=lat_p50, task_latency_p99_s=percentile(latency, 99),
         task_latency_mean_s=float(np.nanmean(latency)) if all_done.any() else None,
         task_success=float(success.mean()),
         cost_per_task_usd=float(cost.mean()) if np.isfinite(cost).all() else None,
