@@ -22,3 +22,15 @@ def test_one_percentile_for_run_sessions_and_response_cache():
     assert metrics.percentile(values, 99) == np.percentile([1.0, 2.0, 3.0, 10.0], 99)
     assert np.isnan(values[1]) and values[0] == 3.0  # the caller's array is left as it was
     assert metrics.percentile(np.array([np.nan]), 99) is None
+
+
+def test_dead_code_is_gone():
+    """Precision.bf16_groups, Precision.activation_bytes_on (the roofline reads DTYPE_BYTES of
+    compute_dtype_on itself) and PlanEvaluator._specs were called nowhere, tests included."""
+    from tiersim.hardware.precisions import Precision
+    from tiersim.plan import evaluate
+
+    assert not hasattr(Precision, "bf16_groups")
+    assert not hasattr(Precision, "activation_bytes_on")
+    assert not any(hasattr(obj, "_specs") for obj in vars(evaluate).values()
+                   if isinstance(obj, type))

@@ -83,11 +83,6 @@ class Precision:
     group_size: int = 0
     value_bits: int = 0
 
-    @property
-    def bf16_groups(self) -> frozenset[str]:
-        """Parameter groups kept in BF16 under this format."""
-        return BF16_GROUPS
-
     def bits_for(self, group: str) -> float:
         """Storage bits per weight of one parameter group."""
         return self.weight_bits if group in QUANTISED_GROUPS else 16.0
@@ -99,10 +94,6 @@ class Precision:
     def compute_dtype_on(self, gpu: GPU) -> str:
         """The dtype the quantised layers' matrix math runs in on ``gpu``."""
         return self.native_compute if self.is_native_on(gpu) else "bf16"
-
-    def activation_bytes_on(self, gpu: GPU) -> float:
-        """Bytes per input-activation element fed to the quantised GEMMs on ``gpu``."""
-        return DTYPE_BYTES[self.compute_dtype_on(gpu)]
 
 
 PRECISIONS: dict[str, Precision] = {

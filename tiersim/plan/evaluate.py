@@ -329,10 +329,6 @@ class SimEvaluator:
             return False
         return bool((pd.to_numeric(self.df["follows_id"], errors="coerce") >= 0).any())
 
-    def _specs(self, design: Design, names: list[str], replicas: dict[str, int]):
-        """Engine TierSpecs of ``names`` at ``replicas``."""
-        return [self.built(n, design.gpus(n)).spec(replicas[n]) for n in names]
-
     def _simulate(self, specs, df: pd.DataFrame, a: Assignment):
         """One engine run, counted and timed (no time series: nothing here reads one)."""
         t0 = time.perf_counter()
