@@ -34,3 +34,24 @@ def test_dead_code_is_gone():
     assert not hasattr(Precision, "activation_bytes_on")
     assert not any(hasattr(obj, "_specs") for obj in vars(evaluate).values()
                    if isinstance(obj, type))
+
+
+def test_request_times_are_none_until_they_happen():
+    """STYLE.md: no ``-1.0`` meaning "not yet" in request state. Req's admitted, first_token and
+    finish were -1.0 until set (a read before then gave a plausible negative time); they are
+    None now, so such a read fails loudly instead of entering a latency."""
+    from tiersim.engine import ReplicaScheduler, Req, SchedulerLimits
+
+    sched = ReplicaScheduler(SchedulerLimits(max_num_seqs=4, max_num_batched_tokens=64), 100)
+    req = Req(0, prompt=100, output=2, arrival=0.5)
+    assert (req.admitted, req.first_token, req.finish) == (None, None, None)
+    assert sched.add(req)
+    plan = sched.schedule(1.0)
+    assert req.admitted == 1.0 and req.first_token is None
+    sched.complete(plan, 1, 2.0, 1.0)
+    plan = sched.schedule(2.0)
+    sched.complete(plan, 1, 3.0, 1.0)
+    assert req.first_token == 3.0 and req.finish is None
+    plan = sched.schedule(3.0)
+    assert sched.complete(plan, 1, 4.0, 1.0) == [req]
+    assert (req.admitted, req.first_token, req.finish) == (1.0, 3.0, 4.0)

@@ -156,9 +156,9 @@ class Req:
         self.computed = 0
         self.blocks = 0
         self.state = WAITING
-        self.admitted = -1.0
-        self.first_token = -1.0
-        self.finish = -1.0
+        self.admitted: float | None = None  # None until: set once, when first admitted
+        self.first_token: float | None = None
+        self.finish: float | None = None
         self.preemptions = 0
         self.gpu_s = 0.0
         self.acc_mark = 0.0

@@ -310,7 +310,7 @@ class ReplicaQueues:
             self.waiting.append(self.backlog.pop())
         self.running[head] = None
         head.state = PREFILL
-        if head.admitted < 0:
+        if head.admitted is None:
             head.admitted = now
         return chunk
 
@@ -582,7 +582,7 @@ class ReplicaScheduler(ReplicaQueues):
             self.partial = None
         req.n_out += 1
         req.tokens += 1
-        if req.first_token < 0:
+        if req.first_token is None:
             req.first_token = t_end
         if req.n_out >= req.output:
             self._finish(req, t_end, finished)

@@ -242,7 +242,7 @@ class SpecScheduler(ReplicaQueues):
                 continue
             req.n_out += 1
             req.tokens += 1
-            if req.first_token < 0:
+            if req.first_token is None:
                 req.first_token = t_end
             req.state = DECODE
             if req.n_out >= req.output:
