@@ -55,3 +55,26 @@ def test_request_times_are_none_until_they_happen():
     plan = sched.schedule(3.0)
     assert sched.complete(plan, 1, 4.0, 1.0) == [req]
     assert (req.admitted, req.first_token, req.finish) == (1.0, 3.0, 4.0)
+
+
+def test_plan_latencies_are_the_runs_formula():
+    """plan/evaluate.py's _tier_run computed TTFT, TPOT and e2e with its own copy of the
+    formula in metrics.latency_columns (the run's); it calls that now. A dropped request
+    (NaN times) and a one-token output (no TPOT) are where copies drift."""
+    from types import SimpleNamespace
+
+    from tiersim.plan.evaluate import _tier_run
+
+    arrival = np.array([0.0, 1.0, 2.0])
+    result = SimpleNamespace(first_token_s=np.array([0.5, 1.25, np.nan]),
+                             finish_s=np.array([2.5, 1.25, np.nan]),
+                             output_tokens=np.array([5, 1, 3], dtype=np.int32),
+                             dropped=np.array([False, False, True]))
+    run = _tier_run(np.arange(3), arrival, result, busy_s=1.0)
+    want = metrics.latency_columns(arrival, result.first_token_s, result.finish_s,
+                                   result.output_tokens)
+    np.testing.assert_array_equal(run.ttft, want["ttft_s"])
+    np.testing.assert_array_equal(run.tpot, want["tpot_s"])
+    np.testing.assert_array_equal(run.e2e, want["e2e_s"])
+    assert run.tpot[0] == 0.5 and np.isnan(run.tpot[1]) and np.isnan(run.tpot[2])
+    assert (run.last_finish, run.last_arrival) == (2.5, 2.0)

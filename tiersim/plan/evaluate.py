@@ -451,8 +451,9 @@ class SimEvaluator:
             replicas=replicas[name], requests=len(r.rows),
             ttft_p99_s=metrics.percentile(r.ttft, 99), tpot_p99_s=metrics.percentile(r.tpot, 99),
             dropped=int(r.dropped.sum()),
-            utilization=r.busy_s / (self.built(name, design.gpus(name)).spec(replicas[name])
-                                    .replicas * duration) if duration > 0 else None,
+            utilization=metrics.utilization(
+                r.busy_s, self.built(name, design.gpus(name)).spec(replicas[name]).replicas,
+                duration),
             prefill=r.prefill, techniques=tier_techniques(self.scenario, self.by_name.get(name)))
             for name, r in runs.items()}
         rate = self._provisioned(design, replicas, 3600.0)
@@ -503,15 +504,12 @@ class _Masked:
 
 
 def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _TierRun:
-    """Latencies of one tier's requests (as :func:`tiersim.metrics.add_latencies`)."""
-    first = np.asarray(result.first_token_s, dtype=np.float64)
+    """Latencies of one tier's requests (:func:`tiersim.metrics.latency_columns`, the run's)."""
     finish = np.asarray(result.finish_s, dtype=np.float64)
-    out = np.asarray(result.output_tokens, dtype=np.float64)
-    gaps = out - 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpot = np.where(gaps > 0, (finish - first) / np.where(gaps > 0, gaps, 1.0), np.nan)
+    lat = metrics.latency_columns(arrival, np.asarray(result.first_token_s, dtype=np.float64),
+                                  finish, np.asarray(result.output_tokens))
     fin = finish[np.isfinite(finish)]
-    return _TierRun(rows=rows, ttft=first - arrival, tpot=tpot, e2e=finish - arrival,
+    return _TierRun(rows=rows, ttft=lat["ttft_s"], tpot=lat["tpot_s"], e2e=lat["e2e_s"],
                     dropped=np.asarray(result.dropped, dtype=bool),
                     last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s,
                     last_arrival=float(arrival.max()) if arrival.size else -math.inf)
