@@ -78,3 +78,23 @@ def test_plan_latencies_are_the_runs_formula():
     np.testing.assert_array_equal(run.e2e, want["e2e_s"])
     assert run.tpot[0] == 0.5 and np.isnan(run.tpot[1]) and np.isnan(run.tpot[2])
     assert (run.last_finish, run.last_arrival) == (2.5, 2.0)
+
+
+def test_prefix_stats_count_every_level_by_default():
+    """PrefixStats.hit_tokens defaulted to [], and count_admission zipped it with a pass's
+    per-level hits: left at its default, every hit was silently dropped (rates() read 0). The
+    fleet passed zeros itself; the default is one zero per level now, and a mismatch raises."""
+    import pytest
+
+    from tiersim.engine import Req
+    from tiersim.engine.cluster import PrefixStats
+
+    stats = PrefixStats(["gpu", "host"])
+    assert stats.hit_tokens == [0, 0]
+    req = Req(0, prompt=100, output=2, arrival=0.0)
+    req.level_hits, req.recomputed, req.offload_loaded = [32, 16], 0, True
+    stats.count_admission(req)
+    stats.prompt_tokens = 100
+    assert stats.rates()[0] == 0.48 and stats.offload_loads == 1
+    with pytest.raises(ValueError, match="2 counts for 1 levels"):
+        PrefixStats(["gpu"], hit_tokens=[0, 0])

@@ -170,6 +170,13 @@ class PrefixStats:
     offload_recomputes: int = 0
     seen: set = field(default_factory=set, repr=False)
 
+    def __post_init__(self) -> None:
+        if not self.hit_tokens:  # one count per level: zip() over [] counted no hit at all
+            self.hit_tokens = [0] * len(self.levels)
+        if len(self.hit_tokens) != len(self.levels):
+            raise ValueError(f"hit_tokens has {len(self.hit_tokens)} counts for "
+                             f"{len(self.levels)} levels")
+
     def rates(self) -> tuple[float | None, float | None, dict[str, float]]:
         """(hit rate, unbounded bound, hit rate per level): prompt-token fractions (None
         before any prompt token)."""
@@ -182,7 +189,8 @@ class PrefixStats:
     def count_admission(self, req: Req) -> None:
         """Add a pass's first admission: its hit tokens per level and its load-or-recompute
         choice."""
-        self.hit_tokens = [a + b for a, b in zip(self.hit_tokens, req.level_hits)]
+        self.hit_tokens = [a + b for a, b in zip(self.hit_tokens, req.level_hits,
+                                                 strict=True)]
         self.recomputed_tokens += req.recomputed
         if req.offload_loaded is True:
             self.offload_loads += 1
@@ -357,8 +365,7 @@ class _Fleet:
         self.lazy_reps: list[Replica] = []
         self._inline = False  # arrivals without events (see _arrive_without_events)
         self.prefix: dict[str, PrefixStats] = {
-            spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels],
-                                   hit_tokens=[0] * (1 + len(spec.limits.kv_levels)))
+            spec.name: PrefixStats(["gpu"] + [lv.name for lv in spec.limits.kv_levels])
             for spec in tiers if spec.limits.enable_prefix_caching
         }
         self._prefill_memo: dict[int, dict] = {}  # per tier: its replicas' prefill times
