@@ -112,3 +112,21 @@ def test_report_cdf_is_what_its_docstring_says():
     assert len(x) == len(y) <= CDF_POINTS + 50
     assert (y > 0.99).sum() == 49 and x[-1] == 99_999.0 and y[-1] == 1.0
     assert "exact tail" not in _cdf.__doc__
+
+
+def test_one_output_length_formula_outside_the_engine_and_the_engine_agrees():
+    """A tier's output_length_multiplier was applied by four copies of one formula (routing's
+    capability check, its accuracy model, the plan's context check, the run's dropped-request
+    note: np.round in three, np.rint in one); they call routing.capability.output_on_tier now.
+    The engine's dispatch rounds a scalar with Python's round: both are half to even, pinned
+    here where it matters (x.5 cases) so the context check and the engine never disagree."""
+    from tiersim.routing.capability import output_on_tier
+
+    outputs = np.array([1, 3, 5, 7, 9, 200, 1], dtype=np.int32)
+    for mult in (0.5, 1.5, 0.3, 1.0, 2.5, 0.1):
+        got = output_on_tier(outputs, mult)
+        assert got.dtype == np.float64
+        assert got.tolist() == [float(max(1, round(int(o) * mult))) for o in outputs]
+    assert output_on_tier(np.array([5, 7]), 0.5).tolist() == [2.0, 4.0]  # 2.5 -> 2, 3.5 -> 4
+    per_request = output_on_tier(np.array([5, 5]), np.array([0.5, 1.5]))
+    assert per_request.tolist() == [2.0, 8.0]  # 7.5 -> 8

@@ -48,6 +48,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
 )
 from tiersim.results import RunResult, dumps, figure_text, reaches_floor, within_limit
 from tiersim.routing import Assignment, TierInfo
+from tiersim.routing.capability import output_on_tier
 from tiersim.scenario import (
     Scenario,
     check_layouts,
@@ -605,8 +606,7 @@ def _dropped_sizes(fleet, df: pd.DataFrame, result, dropped: np.ndarray):
     escalated = np.asarray(result.escalated, dtype=bool)
     tier = np.where(escalated, result.final_tier, result.first_tier)[dropped].astype(np.int64)
     multiplier = np.array([t.config.output_length_multiplier for t in fleet.tiers])
-    output = np.maximum(1, np.round(df["output_tokens"].to_numpy(np.float64)[dropped]
-                                    * multiplier[tier]))
+    output = output_on_tier(df["output_tokens"].to_numpy(np.float64)[dropped], multiplier[tier])
     tokens = df["input_tokens"].to_numpy(np.float64)[dropped] + output
     context = np.array([t.limits.max_model_len or np.inf for t in fleet.tiers])
     return tokens, tokens > context[tier], tier

@@ -455,6 +455,8 @@ class _Fleet:
     def dispatch(self, i: int, tier: int, arrival: float) -> None:
         """Send request ``i`` to ``tier`` now."""
         spec = self.tiers[tier]
+        # as tiersim.routing.capability.output_on_tier, which routing, the plan and the run's
+        # notes use: half to even, at least 1 (a test holds the two equal)
         out = max(1, round(self._out_v[i] * spec.output_multiplier))
         # a lazy replica the balancer looks at (Replica.outstanding) or picks (submit) catches
         # up to now first; the others may run their steps later (tiersim.engine.replica)

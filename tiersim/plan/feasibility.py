@@ -16,6 +16,7 @@ from tiersim.plan.constraints import _missed
 from tiersim.plan.evaluate import Design, Outcome
 from tiersim.plan.reasons import _one_line, _per_replica
 from tiersim.results import fleet_size
+from tiersim.routing.capability import output_on_tier
 
 
 def _refuses_layout(err: Exception) -> bool:
@@ -118,7 +119,7 @@ class FeasibilityChecks:
             sent = (((np.asarray(a.tier) == k) & ~passed_on)
                     | (np.asarray(a.escalate_to) == k))
             yield (name, built(name, design.gpus(name)), sent,
-                   prompt + np.maximum(1, np.round(output * mult)))
+                   prompt + output_on_tier(output, mult))
 
     def _beyond_model(self, design: Design) -> dict[str, tuple[int, int]]:
         """Per kept tier, routed requests longer (prompt + output) than the most its model

@@ -440,6 +440,7 @@ def _read_or_draw(df: pd.DataFrame, cfg: DifficultyConfig, rng) -> dif.Difficult
 def tier_output_tokens(output_tokens: np.ndarray, tier: np.ndarray, tiers: list[TierInfo]):
     """Output tokens of each request on the tier it is first served on (the tier's
     ``output_length_multiplier`` applied, rounded, at least 1)."""
+    from tiersim.routing.capability import output_on_tier
+
     mult = np.array([t.output_length_multiplier for t in tiers], dtype=np.float64)[tier]
-    scaled = np.rint(np.asarray(output_tokens, dtype=np.float64) * mult)
-    return np.maximum(scaled, 1).astype(np.int32)
+    return output_on_tier(output_tokens, mult).astype(np.int32)

@@ -22,6 +22,15 @@ import pandas as pd
 from tiersim.routing.types import Assignment, TierInfo
 
 
+def output_on_tier(output_tokens, multiplier) -> np.ndarray:
+    """Output tokens of requests on a tier: ``output_tokens x multiplier`` (the tier's
+    ``output_length_multiplier``, one or one per request) rounded half to even, at least 1, as
+    float64. The one formula for it outside the engine, whose dispatch rounds a request's the
+    same way (Python's ``round``, also half to even: :meth:`tiersim.engine.cluster._Fleet.
+    dispatch`)."""
+    return np.maximum(1.0, np.rint(np.asarray(output_tokens, dtype=np.float64) * multiplier))
+
+
 def fits(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     """(requests x tiers) whether each tier's context holds each request: its prompt plus its
     output on that tier (the tier's ``output_length_multiplier`` applied, at least 1 token) at
@@ -31,7 +40,7 @@ def fits(df: pd.DataFrame, tiers: list[TierInfo]) -> np.ndarray:
     out = np.ones((len(df), len(tiers)), dtype=bool)
     for k, tier in enumerate(tiers):
         if tier.max_model_len:
-            tokens = prompt + np.maximum(1, np.round(output * tier.output_length_multiplier))
+            tokens = prompt + output_on_tier(output, tier.output_length_multiplier)
             out[:, k] = tokens <= tier.max_model_len
     return out
 
