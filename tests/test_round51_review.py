@@ -130,3 +130,27 @@ def test_one_output_length_formula_outside_the_engine_and_the_engine_agrees():
     assert output_on_tier(np.array([5, 7]), 0.5).tolist() == [2.0, 4.0]  # 2.5 -> 2, 3.5 -> 4
     per_request = output_on_tier(np.array([5, 5]), np.array([0.5, 1.5]))
     assert per_request.tolist() == [2.0, 8.0]  # 7.5 -> 8
+
+
+def test_whole_prompt_keys_tell_minus_one_from_minus_two():
+    """response_cache.whole_prompt_keys keyed a prompt by Python's hash() of (ids, length);
+    CPython hashes -1 as -2, so the prompts [-1] and [-2] (one block each, same length) had one
+    key and the second was answered from the first's cache entry. Keys are a digest now."""
+    import pandas as pd
+
+    from tiersim.response_cache import hits, whole_prompt_keys
+
+    assert hash(((-1,), 100)) == hash(((-2,), 100))  # the collision the old key had
+    hashes = pd.Series([[-1], [-2], [-1], [5, 6], [6, 5], [5], []], dtype=object)
+    lengths = np.array([100, 100, 100, 600, 600, 100, 100])
+    keys = whole_prompt_keys(hashes, lengths)
+    assert keys[0] == keys[2] and keys[0] != keys[1]
+    assert keys[3] != keys[4]  # order matters: another prompt
+    assert keys[5] != keys[0] and keys[6] is None
+    other = whole_prompt_keys(pd.Series([[-1]], dtype=object), np.array([101]))
+    assert other[0] != keys[0]  # the length is part of the key
+
+    from tiersim.response_cache import ResponseCacheConfig
+
+    cfg = ResponseCacheConfig.model_validate({"mode": "lru", "size": 10})
+    assert hits(keys, cfg).tolist() == [False, False, True, False, False, False, False]

@@ -24,6 +24,7 @@ the run's accuracy, which covers served requests).
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections import OrderedDict
 from typing import Literal
@@ -144,12 +145,22 @@ def whole_prompt_keys(hashes, input_tokens: np.ndarray) -> np.ndarray:
     """A key per row from its block hash list plus its input length, or None (no key: never a
     hit, never cached) where the list does not cover the whole prompt (fewer ids than its
     ``ceil(input_tokens / 512)`` blocks, ``[]`` included): two prompts sharing their first
-    blocks, or having none, are not the same prompt."""
+    blocks, or having none, are not the same prompt.
+
+    The key is a 128-bit BLAKE2b digest of the ids and the length: Python's ``hash`` of the
+    tuple it once was maps -1 and -2 alike (CPython's ``hash(-1) == hash(-2)``), so prompts
+    ``[-1]`` and ``[-2]`` of one length shared one key, a hit for a prompt never sent."""
     blocks = -(-np.asarray(input_tokens, dtype=np.int64) // HASH_BLOCK_TOKENS)
+    lengths = np.asarray(input_tokens, dtype=np.int64)
     out = np.empty(len(blocks), dtype=object)
     for i, (h, n) in enumerate(zip(hashes, blocks.tolist())):
-        ids = np.asarray(h).tolist()
-        out[i] = hash((tuple(ids), int(input_tokens[i]))) if len(ids) >= n else None
+        ids = np.asarray(h)
+        if len(ids) >= n:
+            digest = hashlib.blake2b(ids.astype(np.int64).tobytes(), digest_size=16)
+            digest.update(lengths[i:i + 1].tobytes())
+            out[i] = digest.digest()
+        else:
+            out[i] = None
     return out
 
 
