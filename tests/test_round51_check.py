@@ -14,6 +14,10 @@ a stated number of standard errors (never widened to pass):
 - M/M/c: with prefills chunked, the least-tokens balancer is the least-work-left rule, which
   is first-come first-served over c servers: waits match that queue request by request, to a
   chunk's step, and the mean Erlang C.
+
+And the plan against the tool: ``tiersim plan`` of tiny.yaml at 4x its traffic, then
+``tiersim run`` of the scenario it writes (same cost, p99s, SLOs met) and of that scenario with
+one replica fewer on the tier the plan sized (it must miss, as the plan's verdict says).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import TINY, tiny_doc, write_yaml
+from test_hostile_inputs import run_cli
 
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.perf.base import LinearStepModel
@@ -239,3 +245,43 @@ def test_least_tokens_over_chunked_prefills_is_first_come_first_served_and_erlan
     steady = waits[n // 10:]
     expected = _erlang_c_wait(c, rho * c, es)
     assert abs(steady.mean() - expected) < _batch_half_width(steady), (steady.mean(), expected)
+
+
+# ---- the plan against a run of it --------------------------------------------------------
+
+
+def test_a_plan_at_four_times_tiny_s_traffic_is_what_its_run_gives_and_one_fewer_misses(
+        tmp_path, capsys):
+    """tiny.yaml at ``time_scale: 4`` (317 requests in 26 s): the plan is uniform bf16, 3 x 1
+    GPU (2026-12-07: TPOT p99 0.0490 s; 2 replicas 0.106 s, over the 0.1 s SLO). The run of
+    the plan's scenario.yaml gives the plan's cost, USD/hour and p99s to the digit and meets
+    both SLOs; the same scenario with one replica fewer misses, the figure the plan printed for
+    it (plan.json ``one_fewer``) being the run's."""
+    doc = tiny_doc()
+    doc["trace"] = {**doc["trace"], "path": str(TINY.parent.parent / "traces" /
+                                                 "azure2023_code.parquet"), "time_scale": 4.0}
+    src = write_yaml(tmp_path / "x4.yaml", doc)
+    code, err = run_cli(capsys, "plan", src, "--out", tmp_path / "p")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    chosen, limits = plan["plan"], plan["constraints"]
+    assert chosen["replicas"] == {"bf16": 3} and chosen["gpus_per_replica"] == {"bf16": 1}
+    code, err = run_cli(capsys, "run", tmp_path / "p" / "scenario.yaml", "--out", tmp_path / "r",
+                        "--no-report")
+    assert code == 0, err
+    run = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert run["cost_usd"] == chosen["cost_usd"]
+    assert run["savings"]["routed_cost_per_hour_usd"] == chosen["cost_per_hour_usd"] == 10.5
+    assert (run["ttft_p99_s"], run["tpot_p99_s"]) == (chosen["ttft_p99_s"], chosen["tpot_p99_s"])
+    assert run["ttft_p99_s"] <= limits["ttft_p99_s"] and run["tpot_p99_s"] <= limits["tpot_p99_s"]
+    assert run["dropped"] == 0
+    fewer = yaml.safe_load((tmp_path / "p" / "scenario.yaml").read_text())
+    fewer["tiers"][0]["replicas"] = 2
+    code, err = run_cli(capsys, "run", write_yaml(tmp_path / "fewer.yaml", fewer), "--out",
+                        tmp_path / "f", "--no-report", "--no-baselines")
+    assert code == 0, err
+    missed = json.loads((tmp_path / "f" / "summary.json").read_text())
+    assert missed["tpot_p99_s"] > limits["tpot_p99_s"]
+    verdict = chosen["one_fewer"]["bf16"]
+    assert verdict["replicas"] == 2 and verdict["misses"] is True
+    assert verdict["verdict"] == f"misses: tpot_p99_s {missed['tpot_p99_s']:.3g} vs limit 0.1"
