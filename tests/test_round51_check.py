@@ -285,3 +285,40 @@ def test_a_plan_at_four_times_tiny_s_traffic_is_what_its_run_gives_and_one_fewer
     verdict = chosen["one_fewer"]["bf16"]
     assert verdict["replicas"] == 2 and verdict["misses"] is True
     assert verdict["verdict"] == f"misses: tpot_p99_s {missed['tpot_p99_s']:.3g} vs limit 0.1"
+
+
+def test_mg1_with_decodes_serves_each_request_its_own_steps_and_waits_pollaczek_khinchine():
+    """One slot, prompts uniform on 1..799 tokens and outputs on 1..59, the affine step model:
+    a request's service is its prefill step (which gives the first token) and one decode step
+    for each later token over a context one token longer each time, S = o + a P + (O - 1)(o + b)
+    + c ((O - 1) P + (O - 1) O / 2). Each request is served exactly S (finish - arrival - wait,
+    to float rounding), its first token one prefill step after it starts, every wait is
+    Lindley's, and the mean wait Pollaczek-Khinchine's lambda E[S^2] / (2 (1 - rho)), E[S] and
+    E[S^2] summed over the whole (P, O) grid, to Z batch-means standard errors. test_engine.py
+    checks P-K on prefill-only requests, where no decode step is timed."""
+    o, a, b, c = 0.004, 2e-5, 1e-4, 1e-7
+    model = LinearStepModel(overhead=o, per_prefill_token=a, per_decode_seq=b,
+                            per_context_token=c)
+
+    def service(p, out):
+        return o + a * p + (out - 1) * (o + b) + c * ((out - 1) * p + (out - 1) * out / 2)
+
+    grid_p, grid_o = np.meshgrid(np.arange(1, 800), np.arange(1, 60))
+    s_grid = service(grid_p.astype(float), grid_o.astype(float))
+    es, es2 = s_grid.mean(), (s_grid**2).mean()
+    rng = np.random.default_rng(3)
+    n, rho = 20_000, 0.75
+    prompt, out = rng.integers(1, 800, n), rng.integers(1, 60, n)
+    arrival = np.cumsum(rng.exponential(es / rho, n))
+    tier = TierSpec("q", 1, 10**7, model,
+                    SchedulerLimits(max_num_seqs=1, max_num_batched_tokens=10**6, block_size=16,
+                                    watermark=0.0))
+    res = simulate([tier], Workload(arrival, prompt, out, np.zeros(n, int)))
+    s = service(prompt.astype(float), out.astype(float))
+    assert not res.dropped.any()
+    assert np.abs(res.finish_s - res.arrival_s - res.queue_s - s).max() < 1e-9
+    assert np.abs(res.first_token_s - res.arrival_s - res.queue_s - (o + a * prompt)).max() < 1e-9
+    assert np.abs(res.queue_s - _fcfs(arrival, s, 1)).max() < 1e-9
+    steady = res.queue_s[n // 10:]
+    expected = (rho / es) * es2 / (2 * (1 - rho))
+    assert abs(steady.mean() - expected) < _batch_half_width(steady), (steady.mean(), expected)
