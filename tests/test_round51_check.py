@@ -17,13 +17,18 @@ a stated number of standard errors (never widened to pass):
 
 And the plan against the tool: ``tiersim plan`` of tiny.yaml at 4x its traffic, then
 ``tiersim run`` of the scenario it writes (same cost, p99s, SLOs met) and of that scenario with
-one replica fewer on the tier the plan sized (it must miss, as the plan's verdict says).
+one replica fewer on the tier the plan sized (it must miss, as the plan's verdict says); and a
+plan that saves per hour, its costs, savings and their signs the same in plan.json, the plan's
+console lines, the planned run's summary.json and the report page, each the arithmetic of the
+prices and costs it quotes.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -32,6 +37,7 @@ import yaml
 from conftest import TINY, tiny_doc, write_yaml
 from test_hostile_inputs import run_cli
 
+from tiersim.cli import main
 from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.perf.base import LinearStepModel
 
@@ -322,3 +328,83 @@ def test_mg1_with_decodes_serves_each_request_its_own_steps_and_waits_pollaczek_
     steady = res.queue_s[n // 10:]
     expected = (rho / es) * es2 / (2 * (1 - rho))
     assert abs(steady.mean() - expected) < _batch_half_width(steady), (steady.mean(), expected)
+
+
+def _page_text(path) -> str:
+    """The visible text of a report page, one space between words."""
+    page = re.sub(r"<(script|style).*?</\1>", "", path.read_text(), flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_a_plan_that_saves_per_hour_quotes_one_cost_and_saving_everywhere(tmp_path, capsys):
+    """tiny.yaml at twice its traffic with w4a16 GPUs at 2.0 USD/hour (bf16 3.5) and a 94%
+    floor (w4a16 alone 93.36%): the plan is w4a16 1 + bf16 1 behind the floor router, 5.5
+    USD/hour, against uniform bf16 2 x 1 at 7.0 (2026-12-07). Every figure is the arithmetic of
+    the rates and costs beside it (saving 1 - 5.5 / 7 = 21.4 % per hour, the baseline 7 / 5.5 - 1
+    = 27.3 % dearer than the plan, over the trace on the costs; the static split of equal
+    accuracy the shares' mix of the uniform fleets' accuracy, cost and rate), and plan.json,
+    the planned run's summary.json, the plan's lines and the report page say the same, with the
+    baseline named and the saving's sign one way."""
+    doc = tiny_doc(accuracy_floor=0.94)
+    doc["trace"] = {**doc["trace"], "path": str(TINY.parent.parent / "traces" /
+                                                 "azure2023_code.parquet"), "time_scale": 2.0}
+    doc["tiers"][0]["cost_per_gpu_hour"] = 2.0
+    capsys.readouterr()
+    code = main(["plan", str(write_yaml(tmp_path / "s.yaml", doc)), "--out", str(tmp_path / "p")])
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    lines = re.sub(r"\s+", " ", said.out)
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    run = json.loads((tmp_path / "p" / "summary.json").read_text())
+    chosen, sv = plan["plan"], run["savings"]
+    assert chosen["replicas"] == {"w4a16": 1, "bf16": 1} and chosen["cost_per_hour_usd"] == 5.5
+    ps = chosen["savings"]
+    for key in ("baseline_uniform_tier", "routed_cost_usd", "routed_cost_per_hour_usd",
+                "saving_basis", "vs_uniform_frac", "vs_uniform_over_trace_frac",
+                "vs_uniform_usd", "static_split_mix", "static_split_cost_usd",
+                "static_split_cost_per_hour_usd", "vs_static_split_frac",
+                "vs_static_split_over_trace_frac", "vs_static_split_usd", "drain_gap"):
+        assert ps[key] == sv[key], key
+    assert ps["baseline_uniform_tier"] == "bf16" and ps["saving_basis"] == "per_hour"
+    assert run["cost_usd"] == chosen["cost_usd"] == ps["routed_cost_usd"]
+    base = sv["uniform"]["bf16"]
+    assert (ps["baseline_uniform_cost_usd"], ps["baseline_uniform_cost_per_hour_usd"]) == (
+        base["cost_usd"], base["cost_per_hour_usd"]) == (base["cost_usd"], 7.0)
+    rate, cost = chosen["cost_per_hour_usd"], chosen["cost_usd"]
+    assert rate == sum(run["tiers"][t]["gpus"] * run["tiers"][t]["cost_per_gpu_hour"]
+                       for t in run["tiers"])
+    assert ps["vs_uniform_frac"] == pytest.approx(1 - rate / 7.0, rel=1e-9)
+    assert ps["vs_uniform_over_trace_frac"] == pytest.approx(1 - cost / base["cost_usd"],
+                                                             rel=1e-8)
+    assert ps["vs_uniform_usd"] == pytest.approx(base["cost_usd"] - cost, rel=1e-8)
+    assert run["cost_per_1m_output_tokens"] == pytest.approx(cost / run["output_tokens"] * 1e6,
+                                                            rel=1e-9)
+    uniform = {u["design"]: u for u in plan["uniform"]}
+    assert uniform["bf16"]["dearer_by_frac"] == pytest.approx(7.0 / rate - 1, rel=1e-9)
+    assert uniform["bf16"]["dearer_over_trace_frac"] == pytest.approx(
+        base["cost_usd"] / cost - 1, rel=1e-8)
+    mix = ps["static_split_mix"]
+    assert sum(mix.values()) == pytest.approx(1.0, rel=1e-9)
+    for figure, key in (("accuracy", None), ("cost_usd", "static_split_cost_usd"),
+                        ("cost_per_hour_usd", "static_split_cost_per_hour_usd")):
+        mixed = sum(share * sv["uniform"][t][figure] for t, share in mix.items())
+        assert mixed == pytest.approx(sv["accuracy"] if key is None else ps[key], rel=1e-8)
+    assert ps["vs_static_split_frac"] == pytest.approx(
+        1 - rate / ps["static_split_cost_per_hour_usd"], rel=1e-8)
+    # the same words, figures and signs in the plan's lines and on the page
+    saving = f"{ps['vs_uniform_frac'] * 100:.3g} %"
+    dearer = f"{uniform['bf16']['dearer_by_frac'] * 100:.3g} %"
+    assert (saving, dearer) == ("21.4 %", "27.3 %")
+    assert "cost 0.0813 USD (provisioned), 5.50 USD/hour provisioned" in lines
+    assert (f"saves {saving} per hour against the cheapest sized uniform fleet (bf16), simulated"
+            in lines)
+    assert (f"uniform bf16 (2 x 1 GPU): meets every constraint; {dearer} dearer than the plan per "
+            "hour, cost 0.103 USD") in lines
+    page = _page_text(tmp_path / "p" / "report.html")
+    assert f"cheapest sized uniform fleet meeting the floor bf16 its cost (USD) 0.103 its cost " \
+           f"(USD per hour) 7.00 saved vs it per hour {saving}" in page
+    assert f"cheapest uniform tier meeting the floor bf16 saved vs that tier per hour {saving}" \
+        in page
+    assert f"meets every constraint; {dearer} dearer than the plan per hour" in page
+    assert "provisioned cost (USD per hour) 5.50" in page and "cost of the trace (USD) 0.0813" \
+        in page
