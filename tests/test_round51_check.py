@@ -10,7 +10,8 @@ a stated number of standard errors (never widened to pass):
 - at no confusion, the run's own two-type block: its kink is the run's accuracy and cost;
 - M/D/1 (one slot, one fixed-length prefill step per request): every wait equals Lindley's
   recursion, and the mean wait Pollaczek-Khinchine's (tests/test_engine.py has M/G/1 with
-  near-exponential service only);
+  near-exponential service only); M/G/1 with decode steps too, each request served exactly
+  its own prefill and decode steps;
 - M/M/c: with prefills chunked, the least-tokens balancer is the least-work-left rule, which
   is first-come first-served over c servers: waits match that queue request by request, to a
   chunk's step, and the mean Erlang C.
@@ -42,7 +43,9 @@ from tiersim.engine import SchedulerLimits, TierSpec, Workload, simulate
 from tiersim.perf.base import LinearStepModel
 
 Z = 4.0
-"""Tolerance in standard errors: a false alarm once in about 16,000 runs of a check."""
+"""Tolerance in standard errors: a normal deviation this large or larger, either way, once in
+about 16,000 draws of one figure (the file checks 11 such figures: a false alarm about once
+in 1,400 runs of it)."""
 
 
 # ---- the two-type model through a run ------------------------------------------------------
