@@ -624,29 +624,38 @@ def window_rows(table: pd.DataFrame, window, src: Source,
     begins = _session_starts(table)
     rows = np.flatnonzero((begins >= start) & (begins < end))
     if not len(rows):
-        raise TraceError(src.path, f"window {_shown(start, end)} s holds no session's first "
-                         "step (a window keeps whole sessions by their first step's arrival); "
-                         f"the sessions start from {_number(begins.min())} to "
-                         f"{_number(begins.max())} s")
+        raise TraceError(src.path, _selects_nothing(np.unique(begins), start, end, sessions=True))
     return rows, _session_window_notes(t, rows, start, end)
 
 
-def _selects_nothing(t: np.ndarray, start: float, end: float) -> str:
-    """Why the window ``[start, end)`` keeps none of the arrivals ``t`` (sorted) and the fix.
+def _selects_nothing(t: np.ndarray, start: float, end: float, sessions: bool = False) -> str:
+    """Why the window ``[start, end)`` keeps none of the arrivals ``t`` (sorted) and the fix;
+    with ``sessions``, ``t`` are a session trace's first steps' arrivals (a window keeps whole
+    sessions by them), worded so, in the same shape.
 
-    The span is written as ``tiersim trace inspect`` prints it (``3,501.7 s``), exactly where
-    that rounding would seem to reach the window's start; a window that falls in a gap between
-    two requests names the gap's ends exactly, as the window is shown."""
+    The span is written as ``tiersim trace inspect`` prints it (``3,501.7 s``; a session
+    trace's span is its first steps'), exactly where that rounding would seem to reach the
+    window's start; a window that falls in a gap between two requests (sessions' starts) names
+    the gap's ends exactly, as the window is shown. Before, a session trace's line gave no fix
+    and every digit of its starts ("...; the sessions start from 0 to 3501.72 s")."""
     last = float(t[-1]) if len(t) else 0.0
     span = f"{last:,.1f}"
     if last < start <= round(last, 1):
         span = _number(last)
-    head = f"window {_shown(start, end)} s selects no requests: the trace spans 0 to {span} s"
+    window = f"window {_shown(start, end)} s"
+    if sessions:
+        first = float(t[0])
+        head = (f"{window} holds no session's first step (a window keeps whole sessions by "
+                f"their first step's arrival): the sessions start from "
+                f"{'0' if first == 0 else format(first, ',.1f')} to {span} s")
+        gap = "no session starting"
+    else:
+        head, gap = f"{window} selects no requests: the trace spans 0 to {span} s", "no request"
     if start > last:
         return f"{head}; choose a window inside 0 - {span} s"
     after = int(np.searchsorted(t, start, "left"))
     before = float(t[after - 1]) if after else 0.0
-    return (f"{head}, with no request from {_number(before)} to {_number(float(t[after]))} s; "
+    return (f"{head}, with {gap} from {_number(before)} to {_number(float(t[after]))} s; "
             "choose a window that holds one")
 
 
