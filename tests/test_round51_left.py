@@ -48,3 +48,118 @@ def test_a_session_window_from_a_scenario_names_its_file_and_line(tmp_path, caps
                     "no session's first step (a window keeps whole sessions by their first "
                     "step's arrival): the sessions start from 0 to 3,501.7 s, with no session "
                     "starting from 0 to 3501.72 s; choose a window that holds one")
+
+
+# --- sweep axis and --choose values quoted as written (1e30, not 1e+30) ---------------------
+
+
+def _tiny_sweep(tmp_path, sweep_text: str):
+    """tiny.yaml with ``sweep_text`` (a ``sweep:`` block as written) added at its end."""
+    from conftest import TINY
+
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.read_text() + sweep_text)
+    return path
+
+
+def test_a_sweep_value_listed_twice_is_quoted_as_written(tmp_path, capsys):
+    """It read "value 1e+30 is listed twice", a spelling the file has nowhere."""
+    path = _tiny_sweep(tmp_path, "sweep:\n  tiers.bf16.cost_per_gpu_hour: [3.5, 1e30, 1.0e+30]\n")
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "out",
+                                   "--no-baselines"))
+    assert line == (f"Error: {path}: line 31: sweep: 'tiers.bf16.cost_per_gpu_hour': value "
+                    "1.0e+30 is listed twice (items 1 and 2); list each value once")
+
+
+def test_a_sweep_value_the_scenario_refuses_is_quoted_as_written_in_both_places(tmp_path,
+                                                                                capsys):
+    """It read "must be <= 10000.0 (got 1e+30) (value 1e30)": the point's check quoted the
+    number as Python writes it, the sweep's own part as the file does."""
+    path = _tiny_sweep(tmp_path, "sweep:\n  tiers.bf16.cost_per_gpu_hour: [3.5, 1e30]\n")
+    line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "out",
+                                   "--no-baselines"))
+    assert line == (f"Error: {path}: line 31: sweep: 'tiers.bf16.cost_per_gpu_hour': "
+                    "tiers[1].cost_per_gpu_hour: must be <= 10000.0 (got 1e30) (value 1e30)")
+
+
+RESUMED = ("sweep:\n  tiers.bf16.cost_per_gpu_hour: [3.5, 0.000_01]\n  zip:\n"
+           "    slo.ttft_p99_s: [2.0, 1.0e+1]\n    slo.tpot_p99_s: [0.1, 1e-1]\n")
+
+
+def test_values_kept_as_written_leave_the_point_ids_and_digests_as_they_were(tmp_path):
+    """The ids and digests a sweep folder's points are found by are those of the numbers
+    (``json`` writes a float as ``float.__repr__`` does, whatever its text): a folder run
+    before this change resumes (the tiersim build is digested too, so that is checked here by
+    the ids of the plain numbers, as the earlier build computed them)."""
+    import yaml
+
+    from tiersim.numbers import WrittenNumber
+    from tiersim.sweep import axes as ax
+    from tiersim.sweep.plan import load_raw
+    from tiersim.sweep.provenance import base_digest, sweep_digest
+
+    path = _tiny_sweep(tmp_path, RESUMED)
+    base = load_raw(path)
+    written = [v for v in base["sweep"]["tiers.bf16.cost_per_gpu_hour"] +
+               list(base["sweep"]["zip"].values())[0] + list(base["sweep"]["zip"].values())[1]
+               if isinstance(v, WrittenNumber)]
+    assert [v.text for v in written] == ["0.000_01", "1.0e+1", "1e-1"]
+    plain = yaml.safe_load(path.read_text().replace("0.000_01", "0.00001"))
+    plain["sweep"]["zip"] = {"slo.ttft_p99_s": [2.0, 10.0], "slo.tpot_p99_s": [0.1, 0.1]}
+    assert [p.id for p in ax.expand(base["sweep"], str(path))] == [
+        p.id for p in ax.expand(plain["sweep"], str(path))]
+    assert (base_digest(base), sweep_digest(base)) == (base_digest(plain), sweep_digest(plain))
+
+
+def test_a_sweep_of_values_written_so_resumes_its_finished_points(tmp_path, capsys):
+    """Run, then run again into the same folder: every point is found done, and the table
+    holds the numbers (float columns), not their text."""
+    import pandas as pd
+
+    path = _tiny_sweep(tmp_path, RESUMED)
+    out = tmp_path / "out"
+    args = ["sweep", path, "--out", out, "--workers", "1", "--no-baselines", "--no-report"]
+    assert run_cli(capsys, *args)[0] == 0
+    code, err = run_cli(capsys, *args)
+    assert code == 0
+    assert err.splitlines()[-1] == (f"sweep: 4 points (0 run, 4 already done, 0 failed) -> "
+                                    f"{out / 'sweep.parquet'}")
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert str(table["tiers.bf16.cost_per_gpu_hour"].dtype) == "float64"
+    assert sorted(table["tiers.bf16.cost_per_gpu_hour"].unique()) == [0.00001, 3.5]
+
+
+def test_a_choose_value_refused_is_quoted_as_typed(capsys):
+    """It read "--choose router.floor=1e+30: router.floor: must be <= 1.0 (got 1e+30)"."""
+    from conftest import TINY
+
+    line = one_error_line(*run_cli(capsys, "plan", TINY, "--accuracy-floor", "0.9",
+                                   "--choose", "router.floor=1e30"))
+    assert line == "Error: --choose router.floor=1e30: router.floor: must be <= 1.0 (got 1e30)"
+
+
+def test_a_choose_value_given_twice_is_named_as_first_typed():
+    """The note named the value as JSON writes it ("0.5"; a policy as "\\"floor\\"")."""
+    import pytest
+
+    from tiersim.cli.plan import _parse_choose
+    from tiersim.errors import Note
+
+    with pytest.warns(Note) as seen:
+        chosen = _parse_choose(["router.floor=5e-1,0.5,0.6", "router.policy=floor,'floor'"])
+    assert chosen == {"router.floor": [0.5, 0.6], "router.policy": ["floor"]}
+    assert [str(w.message) for w in seen] == [
+        "--choose router.floor: 5e-1 given more than once; each value is tried once",
+        "--choose router.policy: 'floor' given more than once; each value is tried once"]
+
+
+def test_choose_values_reach_the_planner_as_plain_numbers():
+    """Checked, the values lose their text: what the plan writes holds numbers."""
+    from tiersim.numbers import WrittenNumber, plain_numbers
+
+    chosen = {"router.thresholds": [[WrittenNumber(0.2, "2e-1"), 0.5]],
+              "router.floor": [WrittenNumber(1e-5, "0.000_01")]}
+    plain = plain_numbers(chosen)
+    assert plain == chosen
+    assert [type(v) for v in (plain["router.thresholds"][0][0], plain["router.floor"][0])] == [
+        float, float]

@@ -22,6 +22,7 @@ import math
 import re
 import sys
 from decimal import Decimal
+from typing import Any
 
 _INT = r"(?:[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+)"
 """Digits before a point: bare, or grouped in thousands by ``_`` (``8_192``, ``1_000_000``)."""
@@ -279,6 +280,17 @@ def plain_float(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
+def plain_numbers(value: Any) -> Any:
+    """``value`` with every :class:`WrittenNumber` in it (in lists and maps too) a plain float:
+    values quoted as written while they are checked (``tiersim plan --choose``), then used
+    and written as numbers."""
+    if isinstance(value, dict):
+        return {key: plain_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_numbers(item) for item in value]
+    return float(value) if isinstance(value, WrittenNumber) else value
+
+
 def beyond_float_words(text: str) -> str:
     """A number no float holds, as an error line quotes it: as written (``.NaN``, ``-.inf``),
     cut to :data:`LONGEST_SHOWN` characters, and a decimal number whose float is infinite
@@ -311,5 +323,6 @@ def _decimal(number: float) -> str:
 
 __all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
            "WrittenNumber", "WrittenWhole", "as_written", "beyond_float_words", "exact_whole",
-           "huge", "misspelt", "not_whole_words", "plain_float", "plain_int", "read_number",
+           "huge", "misspelt", "not_whole_words", "plain_float", "plain_int", "plain_numbers",
+           "read_number",
            "shown", "underflow_words", "underflows", "whole_only_as_float"]

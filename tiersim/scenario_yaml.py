@@ -236,6 +236,26 @@ def written_text(root: yaml.Node, loc: Loc) -> str | None:
     return text or None
 
 
+def numbers_as_written(data: Any, root: yaml.Node | None, loc: Loc = ()) -> Any:
+    """``data`` (read from the node tree ``root`` at ``loc``) with each number the file writes
+    otherwise than Python does (``1e30``, ``0.00001``, ``1_000.5``; Python: ``1e+30``,
+    ``1e-05``, ``1000.5``) kept as a :class:`~tiersim.numbers.WrittenNumber` of its text, so a
+    line that quotes it (:func:`tiersim.errors.yaml_written`) quotes it as written: a sweep's
+    axis values, ``tiersim plan --choose`` values. The number is the same: a point id or any
+    JSON of it (``json`` writes a float as ``float.__repr__`` does) is unchanged, and pydantic
+    reads it as a plain float, so nothing a run writes keeps the text."""
+    if isinstance(data, dict):
+        return {key: numbers_as_written(value, root, (*loc, key)) for key, value in data.items()}
+    if isinstance(data, list):
+        return [numbers_as_written(value, root, (*loc, i)) for i, value in enumerate(data)]
+    if type(data) is not float or root is None or not math.isfinite(data):
+        return data
+    node = _node_at(root, loc)
+    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.value == repr(data):
+        return data
+    return WrittenNumber(data, node.value)
+
+
 def _is_quoted(root: yaml.Node, loc: Loc) -> bool:
     """Whether the scalar at ``loc`` in the node tree is quoted, a block scalar, or a plain
     one tagged ``!!str`` that YAML would otherwise read as a number (``!!str 2``)."""
@@ -618,17 +638,18 @@ for _tag in _UNREAD_TAGS:
     _BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
-def read_yaml_value(text: str, source: str = "<value>") -> Any:
+def read_yaml_value(text: str, source: str = "<value>", as_written: bool = False) -> Any:
     """One YAML value read as scenario files are, within the same limits (nesting, aliases,
     NaN and infinity refused): ``tiersim plan --choose`` values. One line on error, naming
-    ``source``."""
+    ``source``. ``as_written``: its numbers keep the text they are written in
+    (:func:`numbers_as_written`)."""
     root = _compose(text, source)
     try:
         data = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:
         raise ScenarioError(source, _mark(err, text), f"invalid YAML: {_problem(err)}") from None
     _reject_non_finite(data, source, root, ())
-    return data
+    return numbers_as_written(data, root) if as_written else data
 
 
 class _Dumper(yaml.SafeDumper):

@@ -116,7 +116,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
     scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
-    from tiersim.numbers import plain_float, plain_int
+    from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
     from tiersim.workload.sessions import check_session_keys
@@ -137,6 +137,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     floor_used = floor if floor is not None else scenario.accuracy_floor
     _check_choose(scenario, choose, floor_used)
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
+    choose = None if choose is None else plain_numbers(choose)  # checked: the text not kept
     check_session_keys(scenario.workload.sessions, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
     from tiersim.scenario import keys_given_as

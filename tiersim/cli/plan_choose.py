@@ -9,7 +9,7 @@ import math
 import re
 import warnings
 
-from tiersim.errors import Note, TiersimError, cut, shown
+from tiersim.errors import Note, TiersimError, cut, shown, yaml_written
 
 #: The most combinations of ``--choose`` values a plan tries: each is sized by simulation (a
 #: search per tier subset), and three options of 299 values each made 26.7 million settings
@@ -66,8 +66,9 @@ def _distinct(path: str, values: list) -> list:
     from tiersim.jsonio import sorted_json
 
     keys = [sorted_json(value, default=repr) for value in values]
-    repeated = [key for key, count in Counter(keys).items() if count > 1]
-    if repeated:
+    first = dict(zip(reversed(keys), reversed(values), strict=True))  # the first of each
+    repeated = [yaml_written(first[key]) for key, count in Counter(keys).items() if count > 1]
+    if repeated:  # as typed (1e30, not 1e+30)
         warnings.warn(Note(f"--choose {cut(path)}: {', '.join(repeated)} given more than once; "
                            "each value is tried once"), stacklevel=3)
     return list(dict(zip(keys, values, strict=True)).values())
@@ -98,11 +99,14 @@ def _router_path(path: str) -> None:
 
 
 def _choose_values(path: str, values: str) -> list:
-    """The values of one ``--choose``, read as the YAML flow list ``[values]``."""
+    """The values of one ``--choose``, read as the YAML flow list ``[values]``, each number
+    kept with the text it was typed in (``1e30``, not ``1e+30``, in a line that quotes it) until
+    :func:`tiersim.cli.plan.plan_capacity` has checked them
+    (:func:`tiersim.numbers.plain_numbers`)."""
     from tiersim.scenario import MAX_NODES, TooManyValues, read_yaml_value
 
     try:
-        parsed = read_yaml_value(f"[{values}]", f"--choose {path}")
+        parsed = read_yaml_value(f"[{values}]", f"--choose {path}", as_written=True)
     except TiersimError as err:
         if isinstance(err, TooManyValues) and not err.aliased:  # values written out, no bomb
             raise TiersimError(f"--choose {cut(path)}: more than {MAX_NODES:,} values; a plan "

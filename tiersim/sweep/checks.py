@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tiersim.errors import TiersimError, cut, shown_yaml
-from tiersim.numbers import NumberError, read_number
+from tiersim.numbers import NumberError, WrittenNumber, read_number
 from tiersim.sweep import axes as ax
 from tiersim.sweep.plan import SweepPlan, names_files
 from tiersim.sweep.points import Validator
@@ -329,7 +329,11 @@ def _files_setting(plan: SweepPlan, validator: Validator, values: dict[str, Any]
 
 
 def _value_key(value: Any) -> tuple[str, str]:
-    """A hashable key of an axis value (``True`` and ``1`` differ)."""
+    """A hashable key of an axis value (``True`` and ``1`` differ; a number kept with its
+    text, :class:`~tiersim.numbers.WrittenNumber`, is the number: ``1e30`` and ``1.0e+30``
+    are one value, as they are one point)."""
+    if isinstance(value, WrittenNumber):
+        return "float", float.__repr__(value)
     return type(value).__name__, repr(value)
 
 

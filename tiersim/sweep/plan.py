@@ -25,12 +25,21 @@ def load_raw(path: str | Path) -> dict[str, Any]:
 
 
 def _read_base(path: str | Path) -> tuple[dict[str, Any], Any]:
-    """:func:`load_raw`'s dict and the file's YAML node tree."""
-    from tiersim.scenario import read_yaml, refuse_non_map, refuse_text_numbers
+    """:func:`load_raw`'s dict and the file's YAML node tree; the sweep map's numbers keep the
+    text the file writes them in (:func:`tiersim.scenario.numbers_as_written`), so a line
+    quoting an axis value quotes it so: ``1e30`` read "1e+30", ``0.00001`` "1e-05"."""
+    from tiersim.scenario import (
+        numbers_as_written,
+        read_yaml,
+        refuse_non_map,
+        refuse_text_numbers,
+    )
 
     doc, root = read_yaml(path)
     refuse_non_map(doc, str(path), root)
     refuse_text_numbers(doc, str(path), root)
+    if isinstance(doc.get("sweep"), dict):  # its values quoted as written (1e30, not 1e+30)
+        doc["sweep"] = numbers_as_written(doc["sweep"], root, ("sweep",))
     return doc, root
 
 

@@ -169,7 +169,8 @@ def record_row(record: dict[str, Any], axes: list[str]) -> dict[str, Any]:
     values = record.get("values", {})
     for axis in axes:
         value = values.get(axis)
-        row[axis] = json.dumps(value) if isinstance(value, (list, dict)) else value
+        row[axis] = (json.dumps(value) if isinstance(value, (list, dict)) else
+                     float(value) if isinstance(value, float) else value)  # not its text
     for key, value in flatten(record.get("summary") or {}).items():
         row[key if key not in row else f"summary.{key}"] = value
     return row
