@@ -163,3 +163,67 @@ def test_choose_values_reach_the_planner_as_plain_numbers():
     assert plain == chosen
     assert [type(v) for v in (plain["router.thresholds"][0][0], plain["router.floor"][0])] == [
         float, float]
+
+
+# --- tiersim plan: a floor printed above the fleet's accuracy is named -----------------------
+
+
+def _default_plan(router_floor: float | None, accuracy_floor: float | None = 0.8) -> str:
+    """`tiersim plan default`'s answer (its figures as plan.json wrote them on 2026-12-07:
+    FP8 10 + BF16 7 behind the floor router fitted to 0.8025, expected accuracy 80.11%), the
+    router's floor and the accuracy floor as given, in text."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.results import PlanResult
+
+    margins = {} if accuracy_floor is None else {"accuracy": {
+        "limit": accuracy_floor, "value": 0.8010840231, "met": True}}
+    plan = {"design": "fp8+bf16", "replicas": {"fp8": 10, "bf16": 7},
+            "gpus_per_replica": {"fp8": 1, "bf16": 1}, "cost_usd": 5.74,
+            "cost_per_hour_usd": 59.5, "cost_model": "provisioned", "accuracy": 0.8010840231,
+            "accuracy_sources": {"basis": "expected", "source": "scenario (illustrative)"},
+            "margins": margins, "router": {"policy": "floor", "floor": router_floor}}
+    uniform = [{"design": "fp8", "accuracy": 0.7942306384, "replicas": {"fp8": 18},
+                "gpus_per_replica": {"fp8": 1}, "feasible": False,
+                "missed": "accuracy 79.42% < floor 80.00%", "cost_usd": 6.07},
+               {"design": "bf16", "accuracy": 0.8043542352, "replicas": {"bf16": 18},
+                "gpus_per_replica": {"bf16": 1}, "feasible": True, "cost_usd": 6.07}]
+    constraints = {} if accuracy_floor is None else {"accuracy_floor": accuracy_floor}
+    return format_plan(PlanResult.from_json({
+        "scenario": "default", "plan": plan, "constraints": constraints, "uniform": uniform,
+        "simulations": 89, "wall_s": 53.2}))
+
+
+def test_a_router_floor_above_the_fleets_accuracy_is_explained_in_one_line():
+    """The plan printed "router: policy floor, floor 0.8025" under "expected accuracy: 80.11%
+    vs floor 80.00%", a floor above the estimate, and said nothing of it."""
+    lines = _default_plan(0.8025).splitlines()
+    at = lines.index("  router: policy floor, floor 0.8025")
+    assert lines[at + 1] == (
+        "  note: router floor 0.8025 is above the fleet's expected accuracy (80.11%): it is the "
+        "target the floor router fits its cuts to on the classifier's calibration split, not the "
+        "accuracy over all requests, which meets the accuracy floor 80.00%")
+    assert sum("note:" in line for line in lines) == 1
+
+
+def test_a_router_floor_no_fleet_reaches_without_an_accuracy_floor_says_what_would():
+    lines = [line for line in _default_plan(0.9, None).splitlines() if "note:" in line]
+    assert lines == [
+        "  note: router floor 0.9 is above the fleet's expected accuracy (80.11%): it is the "
+        "target the floor router fits its cuts to on the classifier's calibration split, not the "
+        "accuracy over all requests, and with no accuracy floor the plan holds no fleet to it; "
+        "to plan for it, give --accuracy-floor 0.9: no fleet sized reaches it (the most "
+        "accurate, uniform bf16, 80.44%); lower it or add a more accurate tier"]
+
+
+def test_a_router_floor_a_uniform_fleet_reaches_names_it():
+    lines = [line for line in _default_plan(0.802, None).splitlines() if "note:" in line]
+    assert lines == [
+        "  note: router floor 0.802 is above the fleet's expected accuracy (80.11%): it is the "
+        "target the floor router fits its cuts to on the classifier's calibration split, not the "
+        "accuracy over all requests, and with no accuracy floor the plan holds no fleet to it; "
+        "to plan for it, give --accuracy-floor 0.802: uniform bf16 (80.44%) reaches it"]
+
+
+def test_a_router_floor_at_or_below_the_accuracy_adds_no_line():
+    assert "note:" not in _default_plan(0.8)
+    assert "note:" not in _default_plan(0.8010840231)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tiersim.errors import setting_written
 from tiersim.results import (
+    FLOOR_TOLERANCE,
     PlanResult,
     accuracy_name,
     as_given,
@@ -60,6 +61,7 @@ def format_plan(result: PlanResult) -> str:
     if chosen.get("router"):  # the settings chosen (--choose), as the report's plan table
         settings = sorted(chosen["router"].items(), key=lambda kv: (kv[0] != "policy", kv[0]))
         lines.append("  router: " + ", ".join(f"{k} {setting_written(v)}" for k, v in settings))
+    lines += _floor_above_accuracy(chosen, result)
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
@@ -146,6 +148,50 @@ def _accuracy_line(chosen: dict) -> str:
     accuracy = chosen.get("accuracy")  # 0.99996 is not "100.00%" (percent_text)
     shown = "-" if accuracy is None else percent_text(accuracy, 2)
     return f"  {label}: {shown}{against}{where}"
+
+
+def _floor_above_accuracy(chosen: dict, result: PlanResult) -> list[str]:
+    """One line where a floor the plan prints is above the accuracy it gives the fleet: the
+    floor router's ``floor`` (the target its cuts are fitted to on the classifier's calibration
+    split; the planner raises it above the accuracy floor until the accuracy over all requests
+    meets that), or the accuracy floor itself; with the floor, the estimate and what would meet
+    it. Before, `tiersim plan default` printed "router: policy floor, floor 0.8025" under
+    "expected accuracy: 80.11% vs floor 80.00%" and said nothing of the gap."""
+    accuracy, router = chosen.get("accuracy"), chosen.get("router") or {}
+    fitted, floor = router.get("floor"), result.constraints.get("accuracy_floor")
+    if not isinstance(accuracy, int | float) or isinstance(accuracy, bool):
+        return []
+    label = accuracy_name((chosen.get("accuracy_sources") or {}).get("basis"))
+    shown = percent_text(accuracy, 2)
+    if floor is not None and accuracy < floor - FLOOR_TOLERANCE:  # never chosen so; if it is
+        return [f"  note: accuracy floor {percent_as_given(floor)} is above the fleet's "
+                f"{label} ({shown}); {_meets_it(result, floor)}"]
+    if not isinstance(fitted, int | float) or isinstance(fitted, bool) or accuracy >= fitted:
+        return []
+    head = (f"  note: router floor {setting_written(fitted)} is above the fleet's {label} "
+            f"({shown}): it is the target the floor router fits its cuts to on the classifier's "
+            "calibration split, not the accuracy over all requests")
+    if floor is not None:
+        return [f"{head}, which meets the accuracy floor {percent_as_given(floor)}"]
+    return [f"{head}, and with no accuracy floor the plan holds no fleet to it; to plan for it, "
+            f"give --accuracy-floor {setting_written(fitted)}: "
+            f"{_meets_it(result, fitted)}"]
+
+
+def _meets_it(result: PlanResult, floor: float) -> str:
+    """What would meet an accuracy ``floor``, in words: the sized uniform fleets that reach it,
+    or none, with the most accurate one's accuracy."""
+    sized = [u for u in result.uniform if isinstance(u.get("accuracy"), int | float)]
+    if not sized:
+        return "no uniform fleet was sized to compare"
+    meeting = [u for u in sized if u["accuracy"] >= floor - FLOOR_TOLERANCE]
+    if meeting:
+        return "uniform " + ", ".join(f"{u.get('design')} ({percent_text(u['accuracy'], 2)})"
+                                      for u in meeting) + (" reach it" if len(meeting) > 1
+                                                           else " reaches it")
+    best = max(sized, key=lambda u: u["accuracy"])
+    return (f"no fleet sized reaches it (the most accurate, uniform {best.get('design')}, "
+            f"{percent_text(best['accuracy'], 2)}); lower it or add a more accurate tier")
 
 
 def _saving_line(saving: dict) -> str:
