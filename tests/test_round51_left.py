@@ -227,3 +227,47 @@ def test_a_router_floor_a_uniform_fleet_reaches_names_it():
 def test_a_router_floor_at_or_below_the_accuracy_adds_no_line():
     assert "note:" not in _default_plan(0.8)
     assert "note:" not in _default_plan(0.8010840231)
+
+
+# --- plan.json: one spelling of a design's label (fp8@2), the tier kept beside it ------------
+
+
+def _fake_plan(tiers, floor, **kw):
+    """A plan over the planner's closed-form fake evaluator (no simulation)."""
+    from tiersim.plan.planner import Constraints, Planner
+    from tiersim.plan.testing import FakeEvaluator, fake_scenario
+
+    scenario = fake_scenario(tiers, ttft=1.0, tpot=0.05, floor=floor)
+    return Planner(scenario, Constraints.of(scenario), FakeEvaluator(tiers, **kw)).plan()
+
+
+def test_the_baseline_fleet_is_labelled_as_its_uniform_line_labels_it():
+    """bf16 decodes within the TPOT SLO only on 2 GPUs per replica, so its uniform fleet is
+    bf16@2: plan.json named it so in `uniform` and `design`, but "bf16" in the saving
+    (`baseline_uniform_tier`), and the plan's line read "... (bf16), simulated" under "uniform
+    bf16@2 (...)". The saving now names the design too (`baseline_uniform_design`), and the
+    tier stays for the readers that key per-tier maps by it."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.plan.testing import FakeTier
+
+    tiers = [FakeTier("w4", accuracy=0.80, capacity_rps=3.0),
+             FakeTier("bf16", accuracy=0.90, capacity_rps=1.0, base_tpot_s=0.08)]
+    result = _fake_plan(tiers, floor=0.82, rate_rps=20.0)
+    saving = result.plan["savings"]
+    assert [u["design"] for u in result.uniform] == ["w4", "bf16@2"]
+    assert (saving["baseline_uniform_tier"], saving["baseline_uniform_design"]) == (
+        "bf16", "bf16@2")
+    text = format_plan(result)
+    assert "the cheapest sized uniform fleet (bf16@2), simulated" in text
+    assert "  uniform bf16@2 (" in text
+
+
+def test_a_plan_json_written_before_the_design_label_reads_with_its_tier():
+    from tiersim.cli.plan_text import _saving_line
+    from tiersim.results import baseline_design
+
+    old = {"baseline_uniform_tier": "bf16", "vs_uniform_frac": 0.25, "vs_uniform_usd": 1.0,
+           "saving_basis": "per_hour"}
+    assert baseline_design(old) == "bf16"
+    assert _saving_line(old) == ("  saves 25.0 % per hour against the cheapest sized uniform "
+                                 "fleet (bf16), simulated")

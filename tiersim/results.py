@@ -81,6 +81,7 @@ from tiersim.results_parts import (  # noqa: F401 - re-exported
 from tiersim.results_plan import (  # noqa: F401 - re-exported
     MARGIN_ORDER,
     PlanResult,
+    baseline_design,
     by_planned_tier,
     design_verdict,
     in_margin_order,

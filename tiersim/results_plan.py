@@ -36,6 +36,16 @@ def whose_p99(margin: dict[str, Any]) -> str:
     return f" (tier {tier}'s own p99)" if tier else ""
 
 
+def baseline_design(saving: dict[str, Any]) -> str | None:
+    """The cheapest sized uniform fleet a plan's saving is against, labelled as plan.json labels
+    every design (``design``: its tier, ``@G`` after it where it runs on G > 1 GPUs per replica,
+    ``fp8@2``): ``baseline_uniform_design``, or in a plan.json written before it the tier alone
+    (``baseline_uniform_tier``, which stays: it names the tier, the key of the per-tier maps and
+    of a run's ``savings.uniform``). Before, the plan's saving line and its report named the
+    fleet ``fp8`` beside the uniform line ``uniform fp8@2 (1 x 2 GPU)`` of the same fleet."""
+    return saving.get("baseline_uniform_design") or saving.get("baseline_uniform_tier")
+
+
 def by_planned_tier(design: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     """A planned design's map by tier (``design[key]``: its replicas, one-fewer checks, ...) as
     (tier, value) pairs in the scenario's order of tiers, as the design lists them

@@ -10,6 +10,7 @@ from tiersim.results import (
     PlanResult,
     accuracy_name,
     as_given,
+    baseline_design,
     by_planned_tier,
     design_verdict,
     figure_text,
@@ -213,7 +214,7 @@ def _saving_line(saving: dict) -> str:
     words = (f"costs the same{per} as" if verdict == "same" else f"{costs_more(shown, per)} than"
              if verdict == "costs" else f"saves {shown}{per} against")
     drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
-    return (f"  {words} the cheapest sized uniform fleet ({saving['baseline_uniform_tier']}), "
+    return (f"  {words} the cheapest sized uniform fleet ({baseline_design(saving)}), "
             f"simulated{drain}")
 
 

@@ -287,8 +287,9 @@ class Planner(PlanAssembly, FeasibilityChecks):
                           f"{floor_pair(self.evaluator.routing(r.design)[2], floor)[0]})"
                           for r in misses)
         unused = _idle_tiers(idle.design, self.evaluator.routing(idle.design)[1])
-        left = [n for n in idle.design.tiers if n not in unused]
-        rest = f"uniform {left[0]}" if len(left) == 1 else "+".join(left)
+        left = tuple(n for n in idle.design.tiers if n not in unused)
+        rest = Design(left, tuple(idle.design.gpus(n) for n in left)).label  # as it is listed
+        rest = f"uniform {rest}" if len(left) == 1 else rest
         idle.missed = (f"accuracy < floor {percent_as_given(floor)} with the router fitted "
                        f"to {found}; fitted to {dict(idle.design.router)['floor']:g} it sends "
                        f"{' and '.join(unused)} nothing, which is {rest} (listed on its own)")

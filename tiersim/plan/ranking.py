@@ -159,6 +159,8 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
     return {
         "routed_cost_usd": cost,
         "baseline_uniform_tier": base.design.tiers[0] if base else None,
+        # the fleet as every design is labelled (fp8@2), beside its tier (fp8) above
+        "baseline_uniform_design": base.design.label if base else None,
         "baseline_uniform_cost_usd": base.outcome.cost_usd if base else None,
         "vs_uniform_usd": base.outcome.cost_usd - cost if base else None,
         "vs_uniform_frac": paid_share(cost_model, _costs(routed), _costs(base)) if base

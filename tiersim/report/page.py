@@ -44,6 +44,7 @@ from tiersim.results import (
     accuracy_name,
     accuracy_words,
     as_given,
+    baseline_design,
     basis_words,
     by_planned_tier,
     dearer_words,
@@ -526,7 +527,7 @@ def _plan_saving_rows(saving: dict) -> list[list]:
     over the trace stood beside "saved vs it per hour", which it does not give)."""
     basis = saving.get("saving_basis")
     share = saving.get("vs_uniform_frac")
-    rows = [["cheapest sized uniform fleet meeting the floor", saving.get("baseline_uniform_tier")],
+    rows = [["cheapest sized uniform fleet meeting the floor", baseline_design(saving)],
             ["its cost (USD)", saving.get("baseline_uniform_cost_usd")]]
     if basis_words(basis, share):
         rows.append(["its cost (USD per hour)", saving.get("baseline_uniform_cost_per_hour_usd")])
