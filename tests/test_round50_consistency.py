@@ -84,6 +84,8 @@ def headline_wants(s: dict) -> dict[str, tuple]:
         "throughput": (s["throughput_tok_s"],), "cost": (s["cost_usd"],),
         "attributed": (s["attributed_cost_usd"],),
         "cost per 1M output tokens": (s["cost_per_1m_output_tokens"],),
+        # round 51: the fleet's provisioned USD/hour, a row of the console and the report
+        "cost per hour": (s["cost_per_hour_usd"],),
         "GPU-hours provisioned": (s["gpu_hours"],), "expected accuracy": (s["accuracy"],)}
 
 

@@ -271,3 +271,55 @@ def test_a_plan_json_written_before_the_design_label_reads_with_its_tier():
     assert baseline_design(old) == "bf16"
     assert _saving_line(old) == ("  saves 25.0 % per hour against the cheapest sized uniform "
                                  "fleet (bf16), simulated")
+
+
+# --- a run's cost per hour, with or without uniform baselines --------------------------------
+
+
+def test_a_run_without_simulated_baselines_gives_its_cost_per_hour(tmp_path):
+    """tiny.yaml (w4a16 1 + bf16 1, one GPU each at 3.50 USD/GPU-hour) with `baselines: []`
+    and --no-baselines: the summary and the console gave the cost over the run and per 1M
+    tokens, no USD/hour. Now 7.00 USD/hour in each, sourced; the report's headline row too."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+    from conftest import TINY
+
+    path = tmp_path / "s.yaml"
+    path.write_text(TINY.read_text() + "baselines: []\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "tiersim", "run", str(path), "--out", str(out),
+                           "--no-baselines"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"}, check=False)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cost_per_hour_usd"] == 7.0
+    assert summary["savings"]["routed_cost_per_hour_usd"] is None  # estimated: none there
+    assert summary["provisioned_cost_usd"] == pytest.approx(
+        7.0 * summary["duration_s"] / 3600, rel=1e-9)
+    rows = [[" ".join(cell.split()) for cell in line.split("│")[1:-1]]
+            for line in done.stdout.splitlines() if line.startswith("│ cost per hour")]
+    assert rows == [["cost per hour (provisioned)", "7.00 USD/hour",
+                     "provisioned: GPUs x $/GPU-hour (the scenario's prices)"]]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert ("<td>cost per hour (provisioned)</td><td class=\"num\">7.00</td><td>USD/hour</td>"
+            "<td>provisioned: GPUs x $/GPU-hour (the scenario&#x27;s prices)</td>") in page
+
+
+def test_a_summary_written_before_the_cost_per_hour_still_reads(tmp_path):
+    """An older summary.json has no cost_per_hour_usd: it reads, with none (the console and
+    the report then leave the row out rather than print a figure the run never gave)."""
+    import json
+
+    from conftest import REPO
+
+    from tiersim.results import RunResult
+
+    doc = json.loads((REPO / "tests" / "golden" / "tiny_summary.json").read_text())
+    doc.pop("cost_per_hour_usd", None)
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(doc))
+    assert RunResult.read(path).cost_per_hour_usd is None

@@ -141,6 +141,9 @@ ATTRIBUTED_WORDS = "modelled busy GPU time x $/GPU-hour"
 GPU_HOURS_WORDS = "scenario's GPUs x simulated duration"
 """Where a run's provisioned GPU-hours come from, as the console and the report say it."""
 
+PER_HOUR_WORDS = "provisioned: GPUs x $/GPU-hour (the scenario's prices)"
+"""Where a run's cost per hour comes from, as the console and the report say it."""
+
 
 OPTIONAL_SECTIONS = ("sessions", "response_cache", "trace")
 """RunResult sections written only when the run has them (agentic sessions, a response cache;
@@ -168,7 +171,9 @@ class RunResult:
     times ...), absent from the JSON when there are none. ``trace``: the trace file read, the
     format it was read as and its SHA-256 (:class:`TraceRead`). ``slo_scope``: what the
     SLOs hold, the p99 of the ``fleet``'s requests or each ``tier``'s too (a summary written
-    before it reads ``fleet``). Every formula:
+    before it reads ``fleet``). ``cost_per_hour_usd``: the fleet's provisioned price per hour
+    (every replica's GPUs x its $/GPU-hour), whatever ``cost_model`` and whether or not uniform
+    fleets were sized (None in a summary written before it). Every formula:
     ``docs/metrics.md``.
     """
 
@@ -216,6 +221,7 @@ class RunResult:
     notes: tuple[str, ...] = ()
     trace: TraceRead | None = None
     slo_scope: str = "fleet"  # the scenario's slo.scope ("tier": each tier's own p99 held too)
+    cost_per_hour_usd: float | None = None  # provisioned: GPUs x $/GPU-hour (None: older file)
 
     @property
     def accuracy_label(self) -> str:

@@ -653,6 +653,7 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
         sources=sources(scenario, fleet, tiers, accuracy_source, trace_acceptance),
         profile=profile_used(scenario, fleet),
         savings=with_accuracy_sources(savings, accuracy_source), analytic=analytic or {},
+        cost_per_hour_usd=float(costs.provisioned_totals(fleet, 3600.0).sum()),
     )
 
 

@@ -78,7 +78,7 @@ def headline_table(r: RunResult):
     """Fleet-wide numbers: value and where each comes from."""
     from rich.table import Table
 
-    from tiersim.results import ATTRIBUTED_WORDS, GPU_HOURS_WORDS
+    from tiersim.results import ATTRIBUTED_WORDS, GPU_HOURS_WORDS, PER_HOUR_WORDS
 
     latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
     scope = r.served_scope
@@ -99,6 +99,9 @@ def headline_table(r: RunResult):
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),
          ATTRIBUTED_WORDS),
         (f"cost per 1M output tokens{scope}", fmt(r.cost_per_1m_output_tokens, " USD"), cost),
+        *([] if r.cost_per_hour_usd is None else [  # a summary written before it has none
+            ("cost per hour (provisioned)", fmt(r.cost_per_hour_usd, " USD/hour"),
+             PER_HOUR_WORDS)]),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (f"{r.accuracy_label}{scope}", fmt(r.accuracy, " %", 100, digits=4), acc),
         *router_rows(r, acc, r.routing_source()),

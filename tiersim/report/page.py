@@ -39,6 +39,7 @@ from tiersim.report.load import ReportData, axis_text, load_dir
 from tiersim.results import (
     ATTRIBUTED_WORDS,
     GPU_HOURS_WORDS,
+    PER_HOUR_WORDS,
     PlanResult,
     RunResult,
     accuracy_name,
@@ -349,6 +350,8 @@ def run_headline(run: RunResult) -> str:
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
         [f"cost per 1M output tokens{scope}", run.cost_per_1m_output_tokens, "USD", cost],
+        *([] if run.cost_per_hour_usd is None else [
+            ["cost per hour (provisioned)", run.cost_per_hour_usd, "USD/hour", PER_HOUR_WORDS]]),
         ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
         [f"{run.accuracy_label}{scope}", to_figures(run.accuracy), "fraction", acc],
     ]
