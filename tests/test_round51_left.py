@@ -224,6 +224,14 @@ def test_a_router_floor_a_uniform_fleet_reaches_names_it():
         "to plan for it, give --accuracy-floor 0.802: uniform bf16 (80.44%) reaches it"]
 
 
+def test_an_accuracy_floor_above_the_chosen_fleets_accuracy_is_named_with_what_meets_it():
+    """The planner never chooses such a fleet (it misses a constraint); a plan.json that holds
+    one (edited, or from a build that did) is not read as meeting its floor in silence."""
+    lines = [line for line in _default_plan(None, 0.803).splitlines() if "note:" in line]
+    assert lines == ["  note: accuracy floor 80.30% is above the fleet's expected accuracy "
+                     "(80.11%); uniform bf16 (80.44%) reaches it"]
+
+
 def test_a_router_floor_at_or_below_the_accuracy_adds_no_line():
     assert "note:" not in _default_plan(0.8)
     assert "note:" not in _default_plan(0.8010840231)
