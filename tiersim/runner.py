@@ -203,7 +203,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                                                                           run.cost_usd),
                               savings=_with_slo_check(run.savings, scenario, run),
                               trace=trace_read(loaded.origin))
-    _note_idle_tiers(run, scenario, source)
+    _note_idle_tiers(run, scenario, source, infos)
     if cache is not None and saving_shown:
         run = dataclasses.replace(run, response_cache=_cache_effect(
             scenario, fleet, prepared, infos, cache, (run, requests), router, source,
@@ -351,21 +351,25 @@ IDLE_TIER_NOTE = r".*: tier \S+ ran no request"
 note on the run's bill, which ``tiersim disagg`` (no cost in its table) leaves out."""
 
 
-def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
+def _note_idle_tiers(run, scenario: Scenario, source: str,
+                     infos: list[TierInfo] | None = None) -> None:
     """A note for each tier that ran no pass while its provisioned replicas are paid (cost
     model ``provisioned``): its GPUs are part of the bill and serve nobody. Before, a
     scenario with FP8 and BF16 tiers, no accuracy floor and the default ``uniform`` router
     (every request to the top tier) ran silent, FP8's 4 GPUs half its cost. A tier whose
     requests were all dropped (its ``requests`` count them) was routed to: the dropped
-    requests' own lines say why, and "route to it" would be no fix."""
+    requests' own lines say why, and "route to it" would be no fix. ``infos``: the tiers'
+    routing inputs, whose ``cost_weight`` says why a router that weighs it (``floor``,
+    ``budget``, ``lagrangian``) sent a tier nothing, where another tier costs no more per
+    request; before, such a note told a ``floor`` scenario with an accuracy floor to route
+    to it "(router.policy: floor with an accuracy_floor, say)", the setting it had."""
     if run.cost_model != "provisioned" or not any(t.passes for t in run.tiers):
         return  # no tier ran a request (a response cache answered all): no tier stands out
     policy = scenario.router.policy
-    for tier in run.tiers:
+    for index, tier in enumerate(run.tiers):
         if tier.passes or tier.requests or not tier.cost_usd:
             continue
-        why = (" (the router is uniform: every request to one tier)" if policy == "uniform"
-               else f" (router {policy})")
+        why, fix = _idle_reason(index, run.tiers, policy, infos)
         # "its 1 GPU is", "its 2 x 1 GPUs are" (the fleet as the tables write it, 2 x 1);
         # it read "its 2 x 1 GPU are"
         gpus = ("1 GPU is" if tier.replicas * tier.gpus_per_replica == 1 else
@@ -373,8 +377,36 @@ def _note_idle_tiers(run, scenario: Scenario, source: str) -> None:
         warnings.warn(f"{source}: tier {tier.name} ran no request{why}, yet its {gpus} "
                       "provisioned: "
                       f"{figure_text(tier.cost_usd)} of the run's {figure_text(run.cost_usd)} "
-                      "USD; remove the tier, or route to it (router.policy: floor with an "
-                      "accuracy_floor, say)", Note, stacklevel=2)
+                      f"USD; remove the tier, or {fix}", Note, stacklevel=2)
+
+
+COST_WEIGHING_POLICIES = ("floor", "budget", "lagrangian")
+"""Routers that weigh each tier's cost per request (``cost_weight``) in their choice."""
+
+
+def _idle_reason(index: int, tiers, policy: str,
+                 infos: list[TierInfo] | None) -> tuple[str, str]:
+    """Why tier ``index`` of the run's ``tiers`` ran no request, and the fix beside removing
+    it, for :func:`_note_idle_tiers`: the uniform router sends every request to one tier; a
+    router weighing cost per request leaves out a tier another tier serves for no more."""
+    if policy == "uniform":
+        return (" (the router is uniform: every request to one tier)",
+                "route to it (router.policy: floor with an accuracy_floor, say)")
+    if infos is not None and policy in COST_WEIGHING_POLICIES and index < len(infos):
+        own = infos[index].cost_weight
+        cheaper = [(info.cost_weight, info.name) for j, info in enumerate(infos)
+                   if j != index and info.cost_weight <= own]
+        if cheaper and own > 0:
+            weight, name = min(cheaper)
+            return (f" (router {policy}, which weighs each tier's cost per request at the "
+                    f"routers' reference step: {tiers[index].name}'s {own:.3g} USD is no less "
+                    f"than {name}'s {weight:.3g}, so it gains nothing by sending it requests)",
+                    f"make it cheaper per request than {name} (its gpus_per_replica or "
+                    "cost_per_gpu_hour)")
+    if policy == "floor":
+        return (" (router floor)", "route to it (another accuracy_floor or router.floor)")
+    return (f" (router {policy})", "route to it (router.policy: floor with an "
+            "accuracy_floor, say)")
 
 
 def _note_rerouted(assignment: Assignment, infos: list[TierInfo], source: str) -> None:

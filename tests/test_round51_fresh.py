@@ -1,0 +1,65 @@
+"""Round 51, a new user's journey: an SRE serving Llama-3.1-70B on H200 at BF16, logging
+traffic in BurstGPT's format, asking whether FP8 + BF16 tiers behind a difficulty router
+would pay at a p99 TTFT of 2 s and TPOT of 80 ms. Each test is a place the user was misled."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+
+from tiersim.cli import main
+from tiersim.paths import bundled
+
+
+def burstgpt_csv(path, seconds: float = 60.0) -> None:
+    """The first ``seconds`` of the bundled Azure conversation trace written in BurstGPT's
+    columns (``Timestamp`` seconds to the millisecond), as the user's own log would be."""
+    table = pd.read_parquet(bundled("traces", "azure2023_conv.parquet"))
+    table = table[table.arrival_s < seconds]
+    pd.DataFrame({
+        "Timestamp": table.arrival_s.round(3),
+        "Model": "Llama-3.1-70B",
+        "Request tokens": table.input_tokens,
+        "Response tokens": table.output_tokens,
+        "Total tokens": table.input_tokens + table.output_tokens,
+        "Log Type": "Conversation log",
+    }).to_csv(path, index=False)
+
+
+FP8_BF16_TP2 = textwrap.dedent("""\
+    name: llama70b-fp8-bf16
+    seed: 0
+    model: Llama-3.1-70B
+    gpu: H200
+    trace: {path: ours.csv, format: burstgpt}
+    tiers:
+      - {name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 2, cost_per_gpu_hour: 3.80}
+      - {name: bf16, precision: bf16, replicas: 1, gpus_per_replica: 2, cost_per_gpu_hour: 3.80}
+    router: {policy: floor}
+    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.08}
+    accuracy_floor: 0.949
+    """)
+
+
+def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, capsys,
+                                                                    monkeypatch):
+    """FP8 and BF16 tiers of Llama-3.1-70B at TP2 behind the ``floor`` router with an
+    accuracy floor: FP8's step at the routers' reference step (a 512-token prefill beside 32
+    decodes, H200 profile) reads slower than BF16's, so the floor router sent FP8 nothing,
+    and the note told the user to "route to it (router.policy: floor with an accuracy_floor,
+    say)", the setting the scenario had. It now says why the router left the tier out, and
+    what would change that. The prices are the shipped H200 profile's (they move with it)."""
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
+    capsys.readouterr()
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    err = capsys.readouterr().err
+    idle = [line for line in err.splitlines() if "ran no request" in line]
+    assert idle == [
+        "note: s.yaml: tier fp8 ran no request (router floor, which weighs each tier's cost "
+        "per request at the routers' reference step: fp8's 0.000173 USD is no less than "
+        "bf16's 0.00017, so it gains nothing by sending it requests), yet its 1 x 2 GPUs are "
+        "provisioned: 0.151 of the run's 0.301 USD; remove the tier, or make it cheaper per "
+        "request than bf16 (its gpus_per_replica or cost_per_gpu_hour)"]
