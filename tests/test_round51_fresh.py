@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pandas as pd
+import pytest
 
 from tiersim.cli import main
 from tiersim.paths import bundled
@@ -63,3 +64,46 @@ def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, ca
         "bf16's 0.00017, so it gains nothing by sending it requests), yet its 1 x 2 GPUs are "
         "provisioned: 0.151 of the run's 0.301 USD; remove the tier, or make it cheaper per "
         "request than bf16 (its gpus_per_replica or cost_per_gpu_hour)"]
+
+
+CONFUSED = textwrap.dedent("""\
+    name: llama70b-confused
+    seed: 0
+    model: Llama-3.1-70B
+    gpu: H200
+    trace: {path: ours.csv, format: burstgpt}
+    tiers:
+      - {name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 1, cost_per_gpu_hour: 3.80,
+         accuracy: 0.80}
+      - {name: bf16, precision: bf16, replicas: 1, gpus_per_replica: 2, cost_per_gpu_hour: 3.80,
+         accuracy: 0.95}
+    router: {policy: uniform, tier: TIER, confusion: {RATE: 0.2}}
+    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.08}
+    """)
+
+
+@pytest.mark.parametrize(("tier", "rate", "said"), [
+    ("fp8", "fpr", "router.confusion.fpr 0.2 changes nothing here: the uniform router already "
+     "sent each of the 29 requests that needed a tier above the cheapest (realised "
+     "correctness) below the tier it needed (its own FPR is 100 %), and confusion.fpr moves "
+     "only those it did not (docs/metrics.md, router fpr)"),
+    ("bf16", "fnr", "router.confusion.fnr 0.2 changes nothing here: the uniform router already "
+     "sent each of the 162 requests that needed only a tier below the top (realised "
+     "correctness) above the tier it needed (its own FNR is 100 %), and confusion.fnr moves "
+     "only those it did not (docs/metrics.md, router fnr)"),
+])
+def test_an_injected_confusion_rate_with_nothing_to_move_is_told(tmp_path, capsys, monkeypatch,
+                                                                tier, rate, said):
+    """A sweep over ``router.confusion.fpr`` (0, 0.1, 0.2) on FP8 + BF16 behind the floor
+    router gave nine identical points in threes: the router already sent every request that
+    needed BF16 to FP8 (its own FPR 100 %), and an injected FPR moves only the requests it
+    routed at or above the tier they needed. Nothing said so. A run (and so each sweep point)
+    now notes it; here a uniform router on the cheap tier (FPR) or on the top one (FNR)."""
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    (tmp_path / "s.yaml").write_text(CONFUSED.replace("TIER", tier).replace("RATE", rate))
+    capsys.readouterr()
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "changes nothing here" in line] == [
+        f"note: {said}"]

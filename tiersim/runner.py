@@ -360,9 +360,10 @@ def _note_idle_tiers(run, scenario: Scenario, source: str,
     requests were all dropped (its ``requests`` count them) was routed to: the dropped
     requests' own lines say why, and "route to it" would be no fix. ``infos``: the tiers'
     routing inputs, whose ``cost_weight`` says why a router that weighs it (``floor``,
-    ``budget``, ``lagrangian``) sent a tier nothing, where another tier costs no more per
-    request; before, such a note told a ``floor`` scenario with an accuracy floor to route
-    to it "(router.policy: floor with an accuracy_floor, say)", the setting it had."""
+    ``budget``, ``lagrangian``) sent a tier nothing, where a later (more accurate) tier
+    costs no more per request; before, such a note told a ``floor`` scenario with an
+    accuracy floor to route to it "(router.policy: floor with an accuracy_floor, say)", the
+    setting it had."""
     if run.cost_model != "provisioned" or not any(t.passes for t in run.tiers):
         return  # no tier ran a request (a response cache answered all): no tier stands out
     policy = scenario.router.policy
@@ -388,14 +389,15 @@ def _idle_reason(index: int, tiers, policy: str,
                  infos: list[TierInfo] | None) -> tuple[str, str]:
     """Why tier ``index`` of the run's ``tiers`` ran no request, and the fix beside removing
     it, for :func:`_note_idle_tiers`: the uniform router sends every request to one tier; a
-    router weighing cost per request leaves out a tier another tier serves for no more."""
+    router weighing cost per request leaves out a tier a later (more accurate) tier serves for
+    no more; a ``floor`` router meets its floor without the tier."""
     if policy == "uniform":
         return (" (the router is uniform: every request to one tier)",
                 "route to it (router.policy: floor with an accuracy_floor, say)")
     if infos is not None and policy in COST_WEIGHING_POLICIES and index < len(infos):
         own = infos[index].cost_weight
-        cheaper = [(info.cost_weight, info.name) for j, info in enumerate(infos)
-                   if j != index and info.cost_weight <= own]
+        cheaper = [(info.cost_weight, info.name) for info in infos[index + 1:]
+                   if info.cost_weight <= own]  # a later tier, the more accurate one
         if cheaper and own > 0:
             weight, name = min(cheaper)
             return (f" (router {policy}, which weighs each tier's cost per request at the "
@@ -404,7 +406,8 @@ def _idle_reason(index: int, tiers, policy: str,
                     f"make it cheaper per request than {name} (its gpus_per_replica or "
                     "cost_per_gpu_hour)")
     if policy == "floor":
-        return (" (router floor)", "route to it (another accuracy_floor or router.floor)")
+        return (" (router floor: its cheapest routing that meets the floor sends it nothing)",
+                "route to it (a higher accuracy_floor or router.floor)")
     return (f" (router {policy})", "route to it (router.policy: floor with an "
             "accuracy_floor, say)")
 

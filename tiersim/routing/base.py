@@ -11,12 +11,13 @@ importing any ``tiersim.routing`` module imports that package, and so fills it.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import ScenarioError, baseline_only
+from tiersim.errors import Note, ScenarioError, baseline_only
 from tiersim.routing.accuracy import (
     needed_tier,
     realised_matrix,
@@ -148,7 +149,9 @@ class Router:
         chosen = self.choose(df, rng)
         c = self.cfg.confusion
         if c.fpr != 0.0 or c.fnr != 0.0:
-            chosen = self.confuse(chosen, needed_tier(realised_matrix(df, self.tiers)), rng)
+            need = needed_tier(realised_matrix(df, self.tiers))
+            self.note_idle_confusion(chosen.tier, need)
+            chosen = self.confuse(chosen, need, rng)
         basis = "realised" if self.scores_realised() else "expected"
         return dataclasses.replace(by_capability(chosen, df, self.tiers), basis=basis)
 
@@ -156,6 +159,31 @@ class Router:
         """Whether this router's decisions read realised correctness: a cascade, or a config
         that sets ``confusion`` (explicit zeros included)."""
         return self.reads_realised or "confusion" in self.cfg.model_fields_set
+
+    def note_idle_confusion(self, tier: np.ndarray, need: np.ndarray) -> None:
+        """A note where an injected ``confusion`` rate has no request to act on: ``fpr`` moves
+        only requests that needed a tier above the cheapest and that the policy routed at or
+        above it, ``fnr`` only those it routed at or below the tier they needed. A policy
+        whose own routing leaves none (a blind router that sends every request needing the
+        top tier to the cheap one) runs alike at every rate; before, a sweep over
+        ``router.confusion.fpr`` gave identical points and said nothing. A policy with its
+        own :meth:`confuse` (a cascade cancels or adds escalations) is not judged here."""
+        if type(self).confuse is not Router.confuse:
+            return
+        k = len(self.tiers)
+        cases = (("fpr", self.cfg.confusion.fpr, need > 0, tier >= need,
+                  "a tier above the cheapest", "below the tier it needed", "FPR"),
+                 ("fnr", self.cfg.confusion.fnr, need < k - 1, tier <= need,
+                  "only a tier below the top", "above the tier it needed", "FNR"))
+        for key, rate, needs, eligible, what, where, name in cases:
+            count = int(needs.sum())
+            if rate == 0.0 or not count or (needs & eligible).any():
+                continue
+            warnings.warn(f"router.confusion.{key} {rate:g} changes nothing here: the "
+                          f"{self.cfg.policy} router already sent each of the {count:,} "
+                          f"requests that needed {what} (realised correctness) {where} (its "
+                          f"own {name} is 100 %), and confusion.{key} moves only those it "
+                          f"did not (docs/metrics.md, router {key})", Note, stacklevel=3)
 
     def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
         """Inject false positives (sent below need) and false negatives (sent above need)."""
