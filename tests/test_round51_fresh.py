@@ -107,3 +107,26 @@ def test_an_injected_confusion_rate_with_nothing_to_move_is_told(tmp_path, capsy
     err = capsys.readouterr().err
     assert [line for line in err.splitlines() if "changes nothing here" in line] == [
         f"note: {said}"]
+
+
+def test_a_floor_judged_on_priors_alone_is_told(tmp_path, capsys, monkeypatch):
+    """FP8 and BF16 tiers with no ``accuracy`` and a trace without labels: the accuracy floor
+    (0.949) was judged on qllm-eval's per-precision priors, alike for every model, and the
+    run (and plan) said only "prior" beside each accuracy; the plan chose uniform FP8 at a
+    realised 94.99 % against that floor. A note now says the floor rests on placeholders."""
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
+    capsys.readouterr()
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "per-precision priors" in line] == [
+        "note: s.yaml: no tier states its accuracy and the trace has no correct_<tier> labels, "
+        "so accuracy_floor 0.949 is judged on qllm-eval's per-precision priors, alike for "
+        "every model (README.md, \"Accuracy\"): placeholders, not the model's measured "
+        "accuracy; state each tier's accuracy, or give the trace correct_<tier> labels"]
+    stated = FP8_BF16_TP2.replace("cost_per_gpu_hour: 3.80}", "cost_per_gpu_hour: 3.80, "
+                                  "accuracy: 0.95}")
+    (tmp_path / "s.yaml").write_text(stated)
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    assert "per-precision priors" not in capsys.readouterr().err

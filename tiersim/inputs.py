@@ -424,11 +424,30 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
         except ScenarioError as err:
             raise _baseline_key(err, len(scenario.tiers)) from None
     note_unused_acceptance(prepared.df, scenario, source)
+    note_prior_floor(scenario, prepared.accuracy_source, source)
     note_no_prompt_blocks(prepared.df, scenario, source)
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     note_unused_prompt_blocks(prepared.df, scenario, source,
                               made_by_sessions="prefix_hashes" not in table.columns)
     return prepared
+
+
+def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source: str) -> None:
+    """A note where the scenario's ``accuracy_floor`` is judged on the per-precision priors
+    alone: two tiers or more, none stating its ``accuracy`` and no ``correct_<tier>`` labels.
+    The priors are alike for every model (BF16 95.00 %, FP8 94.78 %: README.md, "Accuracy"),
+    so which fleet meets the floor, and what a router between the tiers wins, rests on
+    placeholders; before, a run and a plan said only "prior" beside the accuracy."""
+    tiers = [*scenario.tiers, *scenario.baselines]
+    if scenario.accuracy_floor is None or len(tiers) < 2:
+        return
+    if any(accuracy_source.get(tier.name) != "prior" for tier in tiers):
+        return
+    warnings.warn(f"{source}: no tier states its accuracy and the trace has no correct_<tier> "
+                  f"labels, so accuracy_floor {scenario.accuracy_floor:g} is judged on "
+                  "qllm-eval's per-precision priors, alike for every model (README.md, "
+                  "\"Accuracy\"): placeholders, not the model's measured accuracy; state each "
+                  "tier's accuracy, or give the trace correct_<tier> labels", Note, stacklevel=3)
 
 
 def note_unused_acceptance(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
