@@ -130,3 +130,38 @@ def test_a_floor_judged_on_priors_alone_is_told(tmp_path, capsys, monkeypatch):
     (tmp_path / "s.yaml").write_text(stated)
     assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
     assert "per-precision priors" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("policy", "weights", "said"), [
+    ("floor", (1.0, 2.0), "tier bf16 ran no request (router floor: the routing it fitted for "
+     "the floor sends it nothing), yet its 1 GPU is provisioned: 0.500 of the run's 1.00 USD; "
+     "remove the tier, or route to it (another accuracy_floor or router.floor)"),
+    ("budget", (1.0, 2.0), "tier bf16 ran no request (router budget), yet its 1 GPU is "
+     "provisioned: 0.500 of the run's 1.00 USD; remove the tier, or route to it "
+     "(router.policy: floor with an accuracy_floor, say)"),
+])
+def test_an_idle_top_tier_is_not_blamed_on_its_price(policy, weights, said):
+    """The cost reason (a later, more accurate tier serves a request for no more) is given for
+    a tier listed before a tier that costs no more per request, never for the top tier, which
+    no later tier undercuts: a floor router whose fitted routing leaves BF16 out (FP8 alone
+    meets the floor, or none meets it) says so, without the advice to set the floor router it
+    has."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tiersim.errors import Note
+    from tiersim.runner import _note_idle_tiers
+
+    busy = SimpleNamespace(name="fp8", passes=3, requests=3, cost_usd=0.5, replicas=1,
+                           gpus_per_replica=1)
+    idle = SimpleNamespace(name="bf16", passes=0, requests=0, cost_usd=0.5, replicas=1,
+                           gpus_per_replica=1)
+    infos = [SimpleNamespace(name="fp8", cost_weight=weights[0]),
+             SimpleNamespace(name="bf16", cost_weight=weights[1])]
+    run = SimpleNamespace(cost_model="provisioned", tiers=[busy, idle], cost_usd=1.0)
+    scenario = SimpleNamespace(router=SimpleNamespace(policy=policy))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _note_idle_tiers(run, scenario, "s.yaml", infos)
+    assert [str(w.message) for w in caught if issubclass(w.category, Note)] == [
+        f"s.yaml: {said}"]

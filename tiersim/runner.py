@@ -390,7 +390,7 @@ def _idle_reason(index: int, tiers, policy: str,
     """Why tier ``index`` of the run's ``tiers`` ran no request, and the fix beside removing
     it, for :func:`_note_idle_tiers`: the uniform router sends every request to one tier; a
     router weighing cost per request leaves out a tier a later (more accurate) tier serves for
-    no more; a ``floor`` router meets its floor without the tier."""
+    no more; a ``floor`` router's fitted routing sends the tier nothing."""
     if policy == "uniform":
         return (" (the router is uniform: every request to one tier)",
                 "route to it (router.policy: floor with an accuracy_floor, say)")
@@ -406,8 +406,10 @@ def _idle_reason(index: int, tiers, policy: str,
                     f"make it cheaper per request than {name} (its gpus_per_replica or "
                     "cost_per_gpu_hour)")
     if policy == "floor":
-        return (" (router floor: its cheapest routing that meets the floor sends it nothing)",
-                "route to it (a higher accuracy_floor or router.floor)")
+        # the routing fitted for the floor: the cheapest that meets it, or the most accurate
+        # where none does (a note of its own says so), sends the tier nothing
+        return (" (router floor: the routing it fitted for the floor sends it nothing)",
+                "route to it (another accuracy_floor or router.floor)")
     return (f" (router {policy})", "route to it (router.policy: floor with an "
             "accuracy_floor, say)")
 
