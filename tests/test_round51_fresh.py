@@ -165,3 +165,36 @@ def test_an_idle_top_tier_is_not_blamed_on_its_price(policy, weights, said):
         _note_idle_tiers(run, scenario, "s.yaml", infos)
     assert [str(w.message) for w in caught if issubclass(w.category, Note)] == [
         f"s.yaml: {said}"]
+
+
+def test_a_sweep_report_lists_its_points_notes(tmp_path, capsys, monkeypatch):
+    """A sweep over ``router.confusion.fpr`` whose every point noted that the rate changed
+    nothing printed the note on the console, but its report showed the points alone: a table
+    of identical rows with nothing to say why. The report now lists the sweep's notes, each
+    kind once, as the console prints them."""
+    import html
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    text = CONFUSED.replace("TIER", "fp8").replace("RATE", "fpr")
+    (tmp_path / "s.yaml").write_text(text + "sweep:\n  router.confusion.fpr: [0.1, 0.2]\n")
+    capsys.readouterr()
+    assert main(["sweep", "s.yaml", "--no-baselines", "--out", "out", "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    first = pd.read_parquet(tmp_path / "out" / "sweep.parquet")["point_id"].iloc[0]
+    said = ("router.confusion.fpr 0.1 changes nothing here: the uniform router already sent "
+            "each of the 29 requests that needed a tier above the cheapest (realised "
+            "correctness) below the tier it needed (its own FPR is 100 %), and confusion.fpr "
+            f"moves only those it did not (docs/metrics.md, router fpr) (point {first}; 1 more "
+            "point has this note with other numbers")
+    assert f"note: {said}, each in its " in err
+    page = (tmp_path / "out" / "report.html").read_text()
+    notes = page[page.index("<h3>Notes</h3>"):]
+    items = [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>",
+                                                         notes[:notes.index("</ul>")])]
+    assert items == [f"{said})",
+                     "s.yaml: tier bf16 ran no request (the router is uniform: every request to "
+                     "one tier), yet its 1 x 2 GPUs are provisioned: 0.158 of the run's 0.236 "
+                     "USD; remove the tier, or route to it (router.policy: floor with an "
+                     "accuracy_floor, say)"]

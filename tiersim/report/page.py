@@ -10,8 +10,10 @@ import datetime as dt
 import errno
 import functools
 import html
+import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -659,7 +661,54 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
-            + "<h3>Points</h3>" + points + more)
+            + "<h3>Points</h3>" + points + more + _sweep_notes(sweep))
+
+
+_NOTE_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:e[-+]?\d+)?")
+"""A number in a note's text: left out of its kind, as ``tiersim sweep`` groups its notes."""
+
+
+def sweep_note_lines(sweep: pd.DataFrame) -> list[str]:
+    """The sweep's notes (its points' ``notes`` column), each kind once as ``tiersim sweep``
+    prints them: a kind is one text with its numbers left out, shown as the text of its
+    point first in the table (grid order), with the point's id and how many other points have
+    it with other numbers, or on how many of the points it was raised where not on all.
+    Before, the report showed none: a sweep over ``router.confusion.fpr`` whose every point
+    said the rate changed nothing read as a table of identical points."""
+    if "notes" not in sweep:
+        return []
+    kinds: dict[str, list[Any]] = {}  # kind -> [text, point, count, differs]
+    for point, cell in zip(sweep.get("point_id", pd.Series(index=sweep.index)), sweep["notes"],
+                           strict=True):
+        try:
+            notes = json.loads(cell) if isinstance(cell, str) else list(cell or ())
+        except (TypeError, ValueError):
+            continue
+        for note in notes if isinstance(notes, list) else ():
+            text = str(note)
+            kind = kinds.setdefault(_NOTE_NUMBER.sub("#", text), [text, point, 0, False])
+            kind[2] += 1
+            kind[3] = kind[3] or text != kind[0]
+    lines = []
+    for text, point, count, differs in kinds.values():
+        if differs:
+            more = count - 1
+            text += (f" (point {point}; {more:,} more "
+                     f"{'points have' if more != 1 else 'point has'} this note with other "
+                     "numbers)")
+        elif count < len(sweep):
+            text += (f" (point {point} only, of {len(sweep):,})" if count == 1 else
+                     f" ({count:,} of the {len(sweep):,} points, the first {point})")
+        lines.append(text)
+    return lines
+
+
+def _sweep_notes(sweep: pd.DataFrame) -> str:
+    """The sweep's notes as a list under its points (:func:`sweep_note_lines`)."""
+    lines = sweep_note_lines(sweep)
+    if not lines:
+        return ""
+    return "<h3>Notes</h3><ul>" + "".join(f"<li>{page_text(t)}</li>" for t in lines) + "</ul>"
 
 
 def _has_rate(column: pd.Series, name: str) -> bool:
