@@ -198,3 +198,21 @@ def test_a_sweep_report_lists_its_points_notes(tmp_path, capsys, monkeypatch):
                      "one tier), yet its 1 x 2 GPUs are provisioned: 0.158 of the run's 0.236 "
                      "USD; remove the tier, or route to it (router.policy: floor with an "
                      "accuracy_floor, say)"]
+
+
+def test_a_plan_does_not_note_the_confusion_of_a_design_it_tried(tmp_path, capsys,
+                                                                 monkeypatch):
+    """The planner routes every design it tries; one whose floor router sent every request
+    to BF16 printed "router.confusion.fnr 0.05 changes nothing here: the floor router already
+    sent each of the 453 requests ...", naming no design, above a plan of uniform FP8. That
+    note is a run's (the planned fleet's run still gives it where it holds), not a design's."""
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    text = FP8_BF16_TP2.replace("router: {policy: floor}",
+                                "router: {policy: floor, confusion: {fpr: 0.05, fnr: 0.05}}")
+    (tmp_path / "s.yaml").write_text(text.replace("accuracy_floor: 0.949",
+                                                  "accuracy_floor: 0.945"))
+    capsys.readouterr()
+    assert main(["plan", "s.yaml", "--no-report", "--out", "plan", "--max-replicas", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "plan (" in captured.out and "changes nothing here" not in captured.err

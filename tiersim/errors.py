@@ -305,6 +305,12 @@ class UnreachableFloor(Note):
     raised floors on purpose, reports this as the design's missed accuracy instead."""
 
 
+class IdleConfusion(Note):
+    """An injected ``router.confusion`` rate has no request to move in this routing (the
+    policy's own FPR or FNR is 100 %). The planner, which routes every design it tries,
+    leaves it to the planned fleet's run: a design's routing is not the scenario's."""
+
+
 def notes_of(caught: list) -> list[str]:
     """The distinct texts of tiersim's notes among ``caught`` (``warnings.WarningMessage``
     records), in order; any other warning is shown as Python shows it. A sweep point's record

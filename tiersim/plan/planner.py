@@ -40,7 +40,7 @@ import math
 import warnings
 from typing import Any
 
-from tiersim.errors import Note, UnreachableFloor
+from tiersim.errors import IdleConfusion, Note, UnreachableFloor
 from tiersim.plan.assembly import PlanAssembly
 from tiersim.plan.constraints import (  # noqa: F401 - re-exported
     OVERSHOOT_CAP,
@@ -224,6 +224,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
         sized: dict[str, DesignResult] = {}  # by start and the setting as its policy reads it
         with warnings.catch_warnings():  # a floor out of reach is this design's missed accuracy
             warnings.simplefilter("ignore", UnreachableFloor)
+            warnings.simplefilter("ignore", IdleConfusion)  # of a design, not the scenario
             for start in self._starts(tiers):
                 if self._dearer_at_least(tiers, start, results):
                     continue

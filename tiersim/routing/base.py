@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from tiersim.errors import Note, ScenarioError, baseline_only
+from tiersim.errors import IdleConfusion, ScenarioError, baseline_only
 from tiersim.routing.accuracy import (
     needed_tier,
     realised_matrix,
@@ -183,7 +183,8 @@ class Router:
                           f"{self.cfg.policy} router already sent each of the {count:,} "
                           f"requests that needed {what} (realised correctness) {where} (its "
                           f"own {name} is 100 %), and confusion.{key} moves only those it "
-                          f"did not (docs/metrics.md, router {key})", Note, stacklevel=3)
+                          f"did not (docs/metrics.md, router {key})", IdleConfusion,
+                          stacklevel=3)
 
     def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
         """Inject false positives (sent below need) and false negatives (sent above need)."""
