@@ -130,6 +130,15 @@ def test_a_floor_judged_on_priors_alone_is_told(tmp_path, capsys, monkeypatch):
     (tmp_path / "s.yaml").write_text(stated)
     assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
     assert "per-precision priors" not in capsys.readouterr().err
+    own = FP8_BF16_TP2.replace("router: {policy: floor}", "router: {policy: floor, floor: 0.948}")
+    (tmp_path / "s.yaml").write_text(own.replace("accuracy_floor: 0.949\n", ""))
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    assert [line for line in capsys.readouterr().err.splitlines()
+            if "per-precision priors" in line] == [
+        "note: s.yaml: no tier states its accuracy and the trace has no correct_<tier> labels, "
+        "so router.floor 0.948 is judged on qllm-eval's per-precision priors, alike for "
+        "every model (README.md, \"Accuracy\"): placeholders, not the model's measured "
+        "accuracy; state each tier's accuracy, or give the trace correct_<tier> labels"]
 
 
 @pytest.mark.parametrize(("policy", "weights", "said"), [

@@ -433,18 +433,22 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
 
 
 def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source: str) -> None:
-    """A note where the scenario's ``accuracy_floor`` is judged on the per-precision priors
-    alone: two tiers or more, none stating its ``accuracy`` and no ``correct_<tier>`` labels.
+    """A note where the scenario's ``accuracy_floor`` (else its ``router.floor``) is judged on
+    the per-precision priors alone: two tiers or more, none stating its ``accuracy`` and no
+    ``correct_<tier>`` labels.
     The priors are alike for every model (BF16 95.00 %, FP8 94.78 %: README.md, "Accuracy"),
     so which fleet meets the floor, and what a router between the tiers wins, rests on
     placeholders; before, a run and a plan said only "prior" beside the accuracy."""
     tiers = [*scenario.tiers, *scenario.baselines]
-    if scenario.accuracy_floor is None or len(tiers) < 2:
+    key, floor = "accuracy_floor", scenario.accuracy_floor
+    if floor is None and getattr(scenario.router, "floor", None) is not None:
+        key, floor = "router.floor", scenario.router.floor  # a floor router's own floor
+    if floor is None or len(tiers) < 2:
         return
     if any(accuracy_source.get(tier.name) != "prior" for tier in tiers):
         return
     warnings.warn(f"{source}: no tier states its accuracy and the trace has no correct_<tier> "
-                  f"labels, so accuracy_floor {scenario.accuracy_floor:g} is judged on "
+                  f"labels, so {key} {floor:g} is judged on "
                   "qllm-eval's per-precision priors, alike for every model (README.md, "
                   "\"Accuracy\"): placeholders, not the model's measured accuracy; state each "
                   "tier's accuracy, or give the trace correct_<tier> labels", Note, stacklevel=3)
