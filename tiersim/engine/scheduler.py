@@ -141,6 +141,10 @@ class ReplicaQueues:
         # release_held (its KV has reached a decode replica); held counts them
         self.hold_finished = False
         self.held = 0
+        # NOTE (speed): an admission here is a plain one (nothing cached, no parked blocks, no
+        # sliding window: a request's blocks are _ceil_div(tokens, bs) + state_blocks), fixed
+        # for the replica's life; _admit_head and _head_admissible write that case out
+        self._plain = self.cache is None and self.pool is None and not limits.window
 
     def blocks_for(self, tokens: int, new: int = 1) -> int:
         """Blocks a request holds with KV for ``tokens`` tokens (> 0), ``new`` of them computed
@@ -295,14 +299,23 @@ class ReplicaQueues:
         """Admit the waiting queue's head at ``now`` with up to ``budget`` tokens of its
         prefill, if its blocks fit above the watermark: its first chunk, or 0 (not admitted)."""
         head = self.waiting[0]
-        hit = self._cached_tokens(head)
-        parked = self._parked_hit(head, hit)
-        chunk = min(head.tokens - hit, budget)
-        if not self._allocate(head, hit + chunk, self.watermark_blocks,
-                              self._reused(hit) if parked else 0, chunk):
-            return 0
-        if self.cache is not None:
-            self._start_from_cache(head, hit, chunk, now, parked)
+        if self._plain:  # NOTE (speed): the else branch with nothing cached, written out
+            hit = head.computed
+            chunk = min(head.tokens - hit, budget)
+            need = -(-(hit + chunk) // self.bs) + self.state_blocks - head.blocks
+            if self.free - need < self.watermark_blocks:
+                return 0
+            self.free -= need
+            head.blocks += need
+        else:
+            hit = self._cached_tokens(head)
+            parked = self._parked_hit(head, hit)
+            chunk = min(head.tokens - hit, budget)
+            if not self._allocate(head, hit + chunk, self.watermark_blocks,
+                                  self._reused(hit) if parked else 0, chunk):
+                return 0
+            if self.cache is not None:
+                self._start_from_cache(head, hit, chunk, now, parked)
         if self._runs:
             self._runs.pop(head, None)
         self.waiting.popleft()
@@ -349,14 +362,18 @@ class ReplicaScheduler(ReplicaQueues):
         self.decode_acc = 0.0  # GPU-seconds per decode token, accumulated (cost attribution)
         self._heap: list[tuple[int, int, Req]] = []
         self._seq = 0
+        # NOTE (speed): the longest sequence fits() admits, fixed for the replica's life (its
+        # limits are frozen, its blocks set once)
+        self._longest = longest_sequence(limits, num_blocks)
 
     # ---- queries -------------------------------------------------------------------------
     def fits(self, prompt: int, output: int) -> bool:
         """Whether a request of this size can ever run here (alone, above the watermark, and
         within the model's context)."""
-        if self.too_long(prompt, output):
+        longest = self.limits.max_model_len  # NOTE (speed): self.too_long(), written out
+        if longest and prompt + output > longest:
             return False
-        return prompt + output <= longest_sequence(self.limits, self.num_blocks)
+        return prompt + output <= self._longest
 
     # ---- the contract --------------------------------------------------------------------
     def add(self, req: Req) -> bool:
@@ -379,7 +396,13 @@ class ReplicaScheduler(ReplicaQueues):
             # NOTE (speed): an empty queue is _head_admissible's first False, without the call
             if not self.waiting or not self._head_admissible(after_first,
                                                              self.free - after_first):
-                k = min(self._block_horizon(it), self._next_finish() - it + 1, max_k)
+                k = min(self._next_finish() - it + 1, max_k)
+                # NOTE (speed): the blocks last at least free // dec_weight whole block_size
+                # cycles (_block_horizon is never below that), so where those cover k the
+                # horizon cannot lower it and is not worked out
+                weight = self.dec_weight
+                if weight and self.free // weight * self.bs < k:
+                    k = min(self._block_horizon(it), k)
                 if self._caps:  # a stretch ends before a decoder's window stops growing
                     k = min(k, self._caps[0][0] - it)
                 if self._runs and self.waiting and self.pool.parked(self.waiting[0]):
@@ -472,6 +495,10 @@ class ReplicaScheduler(ReplicaQueues):
         if budget <= 0:
             return False
         head = self.waiting[0]
+        if self._plain:  # NOTE (speed): the lines below with nothing cached, written out
+            upto = head.computed + min(head.tokens - head.computed, budget)
+            need = -(-upto // self.bs) + self.state_blocks - head.blocks
+            return free - need >= self.watermark_blocks
         hit = self._cached_tokens(head, taken)
         chunk = min(head.tokens - hit, budget)
         need = self.blocks_for(hit + chunk, chunk) - head.blocks

@@ -217,6 +217,8 @@ class AssembledStepModel:
         self._lm_head_cache: dict[int, float] = {}
         # a mixed step's time before its decode attention, by (prefill chunks, decode seqs)
         self._mixed_cache: dict[tuple, float] = {}
+        # a prefill chunk's attention (_attn_prefill), by its (new, cached) tokens
+        self._chunk_cache: dict[tuple[int, int], float] = {}
         # Touch every operator once so sources() is complete and missing tables fail early.
         self.step_time(StepShape(prefill_chunks=((16, 16),), decode_seqs=1, decode_context=16))
 
@@ -532,7 +534,19 @@ class AssembledStepModel:
         for new, _ in shape_chunks:
             tokens += new
         t = self._linear_time(tokens)
-        chunks = [self._attn_prefill(new, cached) for new, cached in shape_chunks]
+        # NOTE (speed): each chunk's attention is remembered by its (new, cached) tokens: a
+        # trace's prompt lengths recur beside decode batches that do not (the engine_speed
+        # workload: 3,558 distinct chunks in 30,006, where 11% of the mixed steps repeated)
+        memo = self._chunk_cache
+        chunks = []
+        for chunk in shape_chunks:
+            attn = memo.get(chunk)
+            if attn is None:
+                attn = self._attn_prefill(*chunk)
+                if len(memo) >= _CACHE_LIMIT:
+                    memo.clear()
+                memo[chunk] = attn
+            chunks.append(attn)
         t += sum(chunks)
         if len(chunks) > 1 and not self.model.is_mla:  # MLA: a whole module each (docstring)
             t -= self._shared_launch(shape_chunks, chunks)
