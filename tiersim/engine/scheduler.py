@@ -65,7 +65,8 @@ from tiersim.perf.base import StepShape
 class StepPlan:
     """What the next ``k`` iterations compute.
 
-    ``k > 1`` only for a fast-forwarded decode-only stretch (``chunks`` empty). ``n_dec`` and
+    ``k > 1`` only for a fast-forwarded decode-only stretch (``chunks`` empty: the scheduler's
+    stretches share one empty tuple). ``n_dec`` and
     ``dec_ctx`` are the decoders' count and summed context at the first iteration. A stretch
     (``stretch=True``) takes its decoders' KV blocks in :meth:`ReplicaScheduler.complete`, once
     its length is final; a single step took them in ``schedule``. ``transfer_s``: KV moved
@@ -92,8 +93,12 @@ class StepPlan:
 
     def shape(self) -> StepShape:
         """The first iteration's shape, for the step-time model."""
-        chunks = tuple((c, r.computed) for r, c in self.chunks)
+        chunks = tuple([(c, r.computed) for r, c in self.chunks])  # (a list: no generator)
         return StepShape(chunks, self.n_dec, self.dec_ctx)
+
+
+#: A decode stretch's chunks: none (one shared empty tuple; a stretch's are never added to).
+_NO_CHUNKS: tuple = ()
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -407,8 +412,8 @@ class ReplicaScheduler(ReplicaQueues):
                     k = min(k, self._caps[0][0] - it)
                 if self._runs and self.waiting and self.pool.parked(self.waiting[0]):
                     k = min(k, 1)  # windows: its run, eroded, may let the head in at once
-                if k >= 1:
-                    return StepPlan(it, k, self.n_dec, self.dec_ctx, stretch=True)
+                if k >= 1:  # NOTE (speed): no fresh empty list of chunks (a stretch has none)
+                    return StepPlan(it, k, self.n_dec, self.dec_ctx, _NO_CHUNKS, True)
         return self._schedule_step(now)
 
     def complete(self, plan: StepPlan, k: int, t_end: float, dt: float) -> list[Req]:
@@ -425,8 +430,11 @@ class ReplicaScheduler(ReplicaQueues):
                 req.gpu_s += dt * c / n_tok
             self.outstanding -= n_tok
         else:
-            if plan.stretch:
-                self._take(self._decode_blocks(plan.it, k))
+            if plan.stretch:  # NOTE (speed): _take() written out
+                taken = self._decode_blocks(plan.it, k)
+                self.free -= taken
+                if self.pool is not None and taken > 0:
+                    self.pool.take(taken)
             self.decode_acc += dt / n_dec
             self.outstanding -= n_dec * k
         used = self.num_blocks - self.free
@@ -449,8 +457,10 @@ class ReplicaScheduler(ReplicaQueues):
         need = self.phase_count[it % self.bs]
         if need > self.free:
             preempted = self._preempt_for_decoders(it)
-        else:
-            self._take(need)
+        else:  # NOTE (speed): _take() written out
+            self.free -= need
+            if self.pool is not None and need > 0:
+                self.pool.take(need)
         budget = lim.max_num_batched_tokens - self.n_dec
         chunks: list[tuple[Req, int]] = []
         part = self.partial
