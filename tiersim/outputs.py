@@ -627,22 +627,60 @@ def write_parquet(path: Path, table, rows: int = ROW_GROUP_ROWS) -> None:
         with arrow_file(path, "wb") as sink:
             _rows(table, 0, len(table)).to_parquet(sink, index=False)
         return
-    first_rows = _rows(table, 0, rows)
-    first = pa.Table.from_pandas(first_rows, preserve_index=False)
+    schema = _plain_schema(table)
+    if schema is not None:  # NOTE (memory): each group straight from its arrays, no DataFrame
+        first = _plain_rows(table, 0, rows, schema)
+    else:
+        first_rows = _rows(table, 0, rows)
+        first = pa.Table.from_pandas(first_rows, preserve_index=False)
+        del first_rows
     attrs = getattr(table, "attrs", None)
     if attrs:  # as pandas stores them
         meta = dict(first.schema.metadata or {})
         meta[b"PANDAS_ATTRS"] = json.dumps(attrs).encode()
         first = first.replace_schema_metadata(meta)
-    del first_rows
     with arrow_file(path, "wb") as sink, \
             pq.ParquetWriter(sink, first.schema, compression="snappy") as writer:
         writer.write_table(first, row_group_size=rows)
         del first
         for start in range(rows, len(table), rows):
-            chunk = pa.Table.from_pandas(_rows(table, start, start + rows), schema=writer.schema,
-                                         preserve_index=False)
+            if schema is not None:
+                chunk = _plain_rows(table, start, start + rows, writer.schema)
+            else:
+                chunk = pa.Table.from_pandas(_rows(table, start, start + rows),
+                                             schema=writer.schema, preserve_index=False)
             writer.write_table(chunk, row_group_size=rows)
+
+
+#: Arrow types whose column pyarrow makes from a numpy array as it makes it from the pandas
+#: column of that array (:func:`_plain_schema`).
+_PLAIN_TYPES = (pa.int64(), pa.float64(), pa.bool_(), pa.large_string())
+
+
+def _plain_schema(table) -> pa.Schema | None:
+    """The file's schema, pandas metadata included, where ``table`` is built on demand
+    (``table.arrays(lo, hi)``: :class:`tiersim.summary.RequestTable`) and every column is of
+    :data:`_PLAIN_TYPES`: the schema of its first row as a DataFrame (these columns' pandas
+    metadata names their dtypes, not their values). None otherwise.
+
+    NOTE (memory): a row group of 131,072 requests was a DataFrame (18 MiB, its tier names
+    converted to pandas strings) and then its Arrow copy; written from the arrays, the group
+    is the Arrow copy alone, the same table (``tests/test_memory_outputs.py`` compares the
+    files byte for byte)."""
+    if isinstance(table, pd.DataFrame) or not hasattr(table, "arrays") or not len(table):
+        return None
+    schema = pa.Table.from_pandas(_rows(table, 0, 1), preserve_index=False).schema
+    if any(field.type not in _PLAIN_TYPES for field in schema):
+        return None
+    return schema
+
+
+def _plain_rows(table, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
+    """Rows ``lo`` to ``hi`` of a table built on demand as an Arrow table of ``schema``
+    (:func:`_plain_schema`), straight from its arrays."""
+    arrays = table.arrays(lo, hi)
+    return pa.Table.from_arrays([pa.array(arrays.pop(field.name), type=field.type)
+                                 for field in schema], schema=schema)
 
 
 def _rows(table, lo: int, hi: int) -> pd.DataFrame:
