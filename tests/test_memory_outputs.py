@@ -88,3 +88,40 @@ def test_streamed_file_is_the_frames_file(served, tmp_path):
             == (tmp_path / "frame_groups.parquet").read_bytes())
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "groups.parquet"),
                                   requests.frame(), check_exact=True)
+
+
+class _OnDemand:
+    """A table built on demand (as :class:`tiersim.summary.RequestTable`): ``arrays`` and
+    ``rows`` of a frame's columns, with NaN in a float and a text column."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.frame = frame
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def arrays(self, lo: int, hi: int) -> dict:
+        return {name: column.to_numpy()[lo:hi] for name, column in self.frame.items()}
+
+    def rows(self, lo: int, hi: int) -> pd.DataFrame:
+        return pd.DataFrame(self.arrays(lo, hi))
+
+
+def test_groups_written_from_arrays_keep_pandas_nulls(tmp_path):
+    """Round 51 writes each row group of a table built on demand from its arrays, not a
+    DataFrame: a NaN must still be written as the null ``Table.from_pandas`` makes of it (a
+    dropped request's times, a missing text value), so the file is the frame's, byte for
+    byte."""
+    frame = pd.DataFrame({
+        "request_id": np.arange(7, dtype=np.int64),
+        "tier": np.array(["fp8", "bf16", None, "fp8", "bf16", "fp8", "bf16"], dtype=object),
+        "finish_s": np.array([1.0, np.nan, 2.5, np.nan, 3.0, 4.0, np.nan]),
+        "completed": np.array([True, False, True, False, True, True, False])})
+    table = _OnDemand(frame)
+    assert outputs._plain_schema(table) is not None  # the path under test
+    outputs.write_parquet(tmp_path / "arrays.parquet", table, rows=3)
+    outputs.write_parquet(tmp_path / "frame.parquet", table.rows(0, len(table)), rows=3)
+    assert pq.ParquetFile(tmp_path / "arrays.parquet").num_row_groups == 3
+    assert ((tmp_path / "arrays.parquet").read_bytes()
+            == (tmp_path / "frame.parquet").read_bytes())
+    assert pq.read_table(tmp_path / "arrays.parquet").column("finish_s").null_count == 3

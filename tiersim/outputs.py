@@ -677,10 +677,11 @@ def _plain_schema(table) -> pa.Schema | None:
 
 def _plain_rows(table, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo`` to ``hi`` of a table built on demand as an Arrow table of ``schema``
-    (:func:`_plain_schema`), straight from its arrays."""
+    (:func:`_plain_schema`), straight from its arrays, with pandas' nulls (``from_pandas``: a
+    NaN is null, as ``Table.from_pandas`` makes it, in a float column as in a text one)."""
     arrays = table.arrays(lo, hi)
-    return pa.Table.from_arrays([pa.array(arrays.pop(field.name), type=field.type)
-                                 for field in schema], schema=schema)
+    return pa.Table.from_arrays([pa.array(arrays.pop(field.name), type=field.type,
+                                          from_pandas=True) for field in schema], schema=schema)
 
 
 def _rows(table, lo: int, hi: int) -> pd.DataFrame:
