@@ -51,6 +51,7 @@ Decode-only iterations are evaluated vectorised over many contexts (:meth:`decod
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Protocol
 
 import numpy as np
@@ -217,8 +218,10 @@ class AssembledStepModel:
         self._lm_head_cache: dict[int, float] = {}
         # a mixed step's time before its decode attention, by (prefill chunks, decode seqs)
         self._mixed_cache: dict[tuple, float] = {}
-        # a prefill chunk's attention (_attn_prefill), by its (new, cached) tokens
+        # a prefill chunk's attention (_attn_prefill), and what it saves in a shared launch
+        # (_shared_launch), by its (new, cached) tokens
         self._chunk_cache: dict[tuple[int, int], float] = {}
+        self._saving_cache: dict[tuple[int, int], float] = {}
         # Touch every operator once so sources() is complete and missing tables fail early.
         self.step_time(StepShape(prefill_chunks=((16, 16),), decode_seqs=1, decode_context=16))
 
@@ -440,12 +443,22 @@ class AssembledStepModel:
         longest, the fixed part (:meth:`_prefill_fixed`), never more than its time above its
         physical limit (the attention of a 1-token chunk over a long cached context is mostly
         its cache read, which a shared launch does not save)."""
-        fixed = self._prefill_fixed()
-        limit = self._limit_ops()
+        # NOTE (speed): a chunk's saving depends on the chunk alone (its time is its attention,
+        # :meth:`_attn_prefill`), so it is remembered by ``(new, cached)`` as that is; the
+        # default job's sizing runs, overloaded, admit several prompts a step
+        memo = self._saving_cache
         saved = 0.0
-        for (new, cached), time in sorted(zip(shape_chunks, chunks), key=lambda c: c[1])[:-1]:
-            floor = 0.0 if limit is None else self._full_layers * limit.attn_prefill(new, cached)
-            saved += min(fixed, max(time - floor, 0.0))
+        for chunk, time in sorted(zip(shape_chunks, chunks), key=itemgetter(1))[:-1]:
+            saving = memo.get(chunk)
+            if saving is None:
+                limit = self._limit_ops()
+                floor = (0.0 if limit is None
+                         else self._full_layers * limit.attn_prefill(*chunk))
+                saving = min(self._prefill_fixed(), max(time - floor, 0.0))
+                if len(memo) >= _CACHE_LIMIT:
+                    memo.clear()
+                memo[chunk] = saving
+            saved += saving
         return saved
 
     def _limit_ops(self):
