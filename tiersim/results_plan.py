@@ -106,6 +106,11 @@ class PlanResult:
     """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
     ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
     before it was recorded."""
+    seed_check: dict[str, Any] | None = None
+    """``tiersim plan --check-seeds N``: the planned fleet and its saving's uniform baseline
+    simulated at the N seeds after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`);
+    None where none was checked (``--check-seeds 0``, no plan, or a plan.json written before
+    it was recorded)."""
 
     @property
     def splits(self) -> list[dict[str, Any]]:

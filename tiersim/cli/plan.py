@@ -23,6 +23,7 @@ from tiersim.cli.plan_options import (
     _over_the_cap,
     _parse_gpus,
 )
+from tiersim.cli.plan_seeds import DEFAULT_CHECK_SEEDS
 from tiersim.cli.plan_scenario import (
     apply_split,
     as_searched,
@@ -38,6 +39,7 @@ from tiersim.cli.plan_text import _uniform_line as _uniform_line
 from tiersim.cli.plan_text import format_plan
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import Note, TiersimError, escaped
+from tiersim.numbers import plain_int
 from tiersim.results import PlanResult
 
 
@@ -74,6 +76,12 @@ def plan(
         "--cost-model", help="provisioned, attributed or fixed_per_request (default: the "
         "scenario's when it sets one, else provisioned).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.html too.")] = True,
+    check_seeds: Annotated[int, typer.Option(
+        "--check-seeds", **number_flag(int, 0),
+        help="Simulate the planned fleet and the uniform fleet its saving is quoted against "
+        "at this many other seeds (the scenario's seed + 1 .. + N; nothing is sized again) and "
+        "say at how many it meets the constraints; 0 turns the check off.")
+    ] = DEFAULT_CHECK_SEEDS,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
@@ -87,7 +95,8 @@ def plan(
         result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
                                _parse_choose(choose), max_replicas=max_replicas,
                                gpu_options=_parse_gpus(gpus_per_replica),
-                               cost_model=_check_cost_model(cost_model), report=report)
+                               cost_model=_check_cost_model(cost_model), report=report,
+                               check_seeds=plain_int(check_seeds))
         echo(format_plan(result))
         for line in provenance_lines(path):
             echo(line)
@@ -111,11 +120,16 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   tpot: float | None = None, floor: float | None = None,
                   out_dir: str | Path | None = None, choose: dict[str, list] | None = None,
                   max_replicas: int | None = None, gpu_options: tuple[int, ...] | None = None,
-                  cost_model: str | None = None, report: bool = True) -> PlanResult:
+                  cost_model: str | None = None, report: bool = True,
+                  check_seeds: int = 0) -> PlanResult:
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
-    scenario.yaml (the plan as a scenario), the planned run's files and report.html."""
+    scenario.yaml (the plan as a scenario), the planned run's files and report.html.
+    ``check_seeds``: simulate the planned fleet and its saving's baseline at that many seeds
+    after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`; ``tiersim plan`` checks
+    :data:`~tiersim.cli.plan_seeds.DEFAULT_CHECK_SEEDS` unless told otherwise, this function
+    none)."""
     from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
@@ -149,7 +163,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
-                     gpu_options, cost_model, report)
+                     gpu_options, cost_model, report, check_seeds)
 
 
 def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
@@ -164,7 +178,7 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
-          gpu_options, cost_model, report: bool) -> PlanResult:
+          gpu_options, cost_model, report: bool, check_seeds: int = 0) -> PlanResult:
     """:func:`plan_capacity` once the folder is claimed."""
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
@@ -186,6 +200,13 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                       choose=choose)
     result = planner.plan()
     result = with_disaggregation(scenario, result, str(scenario_path))
+    if check_seeds:  # the planned fleet at other seeds, before plan.json is written
+        import dataclasses
+
+        from tiersim.cli.plan_seeds import check_seeds as seed_check
+
+        result = dataclasses.replace(result, seed_check=seed_check(
+            scenario, result, str(scenario_path), max_replicas, check_seeds))
     if out is not None:
         write_plan(out, scenario, result, str(scenario_path), report, max_replicas)
     return result

@@ -790,7 +790,29 @@ def plan_section(plan: PlanResult) -> str:
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
-            + "".join(split_section(split, plan.constraints) for split in plan.splits))
+            + "".join(split_section(split, plan.constraints) for split in plan.splits)
+            + seed_check_section(plan.seed_check))
+
+
+def seed_check_section(check: dict | None) -> str:
+    """``tiersim plan --check-seeds``: the lines the plan prints of it (its count, ranges and
+    where it failed), then each seed's figures; nothing where no seed was checked."""
+    from tiersim.cli.plan_seeds import CONSTRAINT_WORDS, seed_check_lines
+
+    if not check:
+        return ""
+    lines = [line.strip() for line in seed_check_lines(check)]
+    tiers = list(check.get("share_ranges") or {})
+    rows = [[r.get("seed"), "planned" if r.get("planned") else "checked",
+             r.get("ttft_p99_s"), r.get("tpot_p99_s"), to_figures(r.get("accuracy")),
+             *[to_figures((r.get("shares") or {}).get(t)) for t in tiers],
+             None if r.get("vs_uniform_frac") is None else Percent(r["vs_uniform_frac"]),
+             ", ".join(CONSTRAINT_WORDS.get(k, k) for k in r.get("missed") or []) or "none"]
+            for r in check.get("per_seed") or []]
+    headers = ["seed", "", "p99 TTFT (s)", "p99 TPOT (s)", "accuracy",
+               *[f"{t} share" for t in tiers], "saving", "missed"]
+    return ("<h3>At other seeds</h3><p>" + "<br>".join(page_text(x) for x in lines) + "</p>"
+            + table(headers, rows))
 
 
 def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> str:
