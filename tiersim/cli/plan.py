@@ -23,7 +23,6 @@ from tiersim.cli.plan_options import (
     _over_the_cap,
     _parse_gpus,
 )
-from tiersim.cli.plan_seeds import DEFAULT_CHECK_SEEDS
 from tiersim.cli.plan_scenario import (
     apply_split,
     as_searched,
@@ -31,6 +30,7 @@ from tiersim.cli.plan_scenario import (
     planned_slo,
     with_disaggregation,
 )
+from tiersim.cli.plan_seeds import DEFAULT_CHECK_SEEDS
 
 # the names imported "as" themselves: tests import them from here
 from tiersim.cli.plan_text import _saving_line as _saving_line
