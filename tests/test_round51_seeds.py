@@ -169,3 +169,25 @@ def test_a_bad_count_is_one_line(tmp_path, value, words):
     assert (out + err).strip().splitlines() == [
         f"Error: --check-seeds: {words}; see tiersim plan --help"]
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("edit", [
+    lambda check: "x",
+    lambda check: {**check, "per_seed": [{"seed": "one"}]},
+    lambda check: {**check, "failed": {"accuracy": [4]}},
+])
+def test_a_hand_edited_seed_check_is_the_malformed_plan_line(routed, tmp_path, edit):
+    """The report reads seed_check strictly: a hand-edited one is one line naming plan.json and
+    the place, status 1, as any malformed plan.json field is (not a traceback)."""
+    import shutil
+
+    folder = shutil.copytree(routed[1], tmp_path / "p")
+    data = json.loads((folder / "plan.json").read_text())
+    data["seed_check"] = edit(data["seed_check"])
+    (folder / "plan.json").write_text(json.dumps(data))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["report", str(folder)])
+    lines = (out.getvalue() + err.getvalue()).strip().splitlines()
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.seed_check")

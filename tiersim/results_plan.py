@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from typing_extensions import NotRequired, TypedDict
+
 from tiersim.errors import TiersimError
 from tiersim.results_figures import _fields
 from tiersim.results_read import _build, _oneline, check_finite
@@ -77,6 +79,51 @@ def source_words(design: dict[str, Any], said: str | None) -> str:
     return "" if source is None or source == said else f"; accuracy from {source}"
 
 
+class SeedRow(TypedDict):
+    """One seed of a plan's ``seed_check`` (:func:`tiersim.cli.plan_seeds.check_seeds`): the
+    planned fleet's p99s, accuracy and drops there, the constraints it missed, each tier's share
+    of the requests, and against the saving's baseline what that fleet missed and the saving."""
+
+    seed: int
+    planned: NotRequired[bool]
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    accuracy: float | None
+    dropped: int | None
+    missed: list[str]
+    shares: dict[str, float | None]
+    baseline_missed: NotRequired[list[str]]
+    vs_uniform_frac: NotRequired[float | None]
+
+
+class SeedFailure(TypedDict):
+    """A constraint the planned fleet missed in a ``seed_check``, and at which seeds."""
+
+    constraint: str
+    seeds: list[int]
+
+
+class SeedCheck(TypedDict):
+    """A plan's ``seed_check`` (docs/planning.md): read strictly, so a hand-edited one is the
+    plan's one-line "malformed plan" error, never a traceback in the report."""
+
+    source: str
+    seeds: list[int]
+    planned_seed: int
+    design: str | None
+    met_seeds: list[int]
+    failed: list[SeedFailure]
+    ranges: dict[str, tuple[float | None, float | None] | None]
+    share_ranges: dict[str, tuple[float | None, float | None] | None]
+    per_seed: list[SeedRow]
+    baseline_uniform_tier: str | None
+    baseline_is_plan: bool
+    baseline_met_seeds: NotRequired[list[int]]
+    saving_basis: str | None
+    accuracy_floor: float | None
+    wall_s: float | None
+
+
 @dataclass(frozen=True)
 class PlanResult:
     """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
@@ -106,7 +153,7 @@ class PlanResult:
     """The ledger every cost in the plan is priced in (``provisioned``, ``attributed`` or
     ``fixed_per_request``), whether or not a fleet qualified; None in a plan.json written
     before it was recorded."""
-    seed_check: dict[str, Any] | None = None
+    seed_check: SeedCheck | None = None
     """``tiersim plan --check-seeds N``: the planned fleet and its saving's uniform baseline
     simulated at the N seeds after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`);
     None where none was checked (``--check-seeds 0``, no plan, or a plan.json written before

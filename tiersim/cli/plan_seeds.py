@@ -171,15 +171,14 @@ def _summary(rows: list[dict], chosen: dict, base: dict | None, same: bool,
         "design": chosen.get("design"),
         "met_seeds": met,
         "failed": failed_list,
-        "ranges": {key: _span([r[key] for r in rows])
-                   for key in ("ttft_p99_s", "tpot_p99_s", "accuracy")},
+        "ranges": {key: _span([r.get(key) for r in rows])
+                   for key in ("ttft_p99_s", "tpot_p99_s", "accuracy", "vs_uniform_frac")},
         "share_ranges": ({t: _span([r["shares"].get(t) for r in rows]) for t in tiers}
                          if len(tiers) > 1 else {}),
         "per_seed": rows,
         "baseline_uniform_tier": None if base is None else next(iter(base["replicas"])),
         "baseline_is_plan": same,
         "saving_basis": saving.get("saving_basis"),
-        "vs_uniform_frac_range": _span([r.get("vs_uniform_frac") for r in rows]),
     }
     if base is not None:
         out["baseline_met_seeds"] = [r["seed"] for r in rows if not r["baseline_missed"]]
@@ -209,7 +208,7 @@ def seed_check_lines(check: dict | None) -> list[str]:
     lines.append("    " + ", ".join(figures))
     tier = check.get("baseline_uniform_tier")
     if tier is not None and not check.get("baseline_is_plan"):
-        span = check.get("vs_uniform_frac_range")
+        span = r.get("vs_uniform_frac")
         per = basis_words(check.get("saving_basis"), 0.0)
         shown = "-" if span is None else _range(span, share_text)
         if span is not None and share_text(span[0]) == share_text(span[1]):
