@@ -8,9 +8,9 @@ Every name here is importable from :mod:`tiersim.results` as well.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from tiersim.errors import TiersimError
 from tiersim.results_figures import _fields
