@@ -191,3 +191,17 @@ def test_a_hand_edited_seed_check_is_the_malformed_plan_line(routed, tmp_path, e
     lines = (out.getvalue() + err.getvalue()).strip().splitlines()
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.seed_check")
+
+
+def test_seeds_past_the_largest_are_refused_before_the_search(tmp_path):
+    """A scenario at seed 2**63 - 2 takes one seed more, not two: refused in one line before
+    anything is simulated (found after the search, it stopped the plan there)."""
+    doc = tiny_doc(seed=2**63 - 2)
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, out, err = plan(str(path), "--out", str(tmp_path / "p"), "--check-seeds", "2")
+    assert code == 1
+    assert (out + err).strip().splitlines() == [
+        f"Error: --check-seeds 2: {path} has seed 9223372036854775806, and seed "
+        "9223372036854775806 + 2 is past the largest seed, 9223372036854775807; give at most "
+        "--check-seeds 1"]
+    assert not (tmp_path / "p").exists()

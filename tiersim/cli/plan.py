@@ -153,6 +153,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     _check_router_keys(scenario, str(scenario_path), choose or {}, floor_used)
     choose = None if choose is None else plain_numbers(choose)  # checked: the text not kept
     check_session_keys(scenario.workload.sessions, str(scenario_path))
+    from tiersim.cli.plan_seeds import check_count
+
+    check_count(scenario, check_seeds, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
     from tiersim.scenario import keys_given_as
 

@@ -35,6 +35,22 @@ CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
 """A missed constraint of the seed check, in words."""
 
 
+LARGEST_SEED = 2**63 - 1
+"""The largest ``seed`` a scenario takes (:class:`tiersim.scenario_models.Scenario`)."""
+
+
+def check_count(scenario, count: int, source: str) -> None:
+    """Refuse, before the search, a ``--check-seeds`` whose last seed is past the largest seed a
+    scenario takes (the scenario's ``seed`` + ``count``): found after the search, it stopped a
+    plan minutes in."""
+    from tiersim.errors import TiersimError
+
+    if count and scenario.seed + count > LARGEST_SEED:
+        raise TiersimError(f"--check-seeds {count}: {source} has seed {scenario.seed}, and seed "
+                           f"{scenario.seed} + {count} is past the largest seed, {LARGEST_SEED}; "
+                           f"give at most --check-seeds {LARGEST_SEED - scenario.seed}")
+
+
 def check_seeds(scenario, result, source: str, max_replicas: int | None, count: int
                 ) -> dict[str, Any] | None:
     """plan.json's ``seed_check``: the plan's fleet and its saving's uniform baseline at the
