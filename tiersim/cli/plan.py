@@ -26,8 +26,8 @@ from tiersim.cli.plan_options import (
 from tiersim.cli.plan_scenario import (
     apply_split,
     as_searched,
+    planned_doc,
     planned_scenario,
-    planned_slo,
     with_disaggregation,
 )
 from tiersim.cli.plan_seeds import DEFAULT_CHECK_SEEDS
@@ -241,10 +241,7 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     out.mkdir(parents=True, exist_ok=True)
     plan_json = dumps(result.to_json())
     if result.plan is not None:
-        doc = apply_split(planned_scenario(scenario, result.plan,
-                                           result.constraints.get("accuracy_floor"),
-                                           max_replicas), result.splits)
-        doc["slo"] = planned_slo(result.constraints)
+        doc = planned_doc(scenario, result, max_replicas)
         run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
                  baselines=True,  # savings simulated, as a run's (under the plan's claim)
                  report=report, extra={"scenario.yaml": dump_yaml(doc),

@@ -187,3 +187,15 @@ def apply_split(doc: dict[str, Any], splits: list[dict[str, Any]]) -> dict[str, 
                                           "prefill_replicas": chosen["prefill_replicas"],
                                           "decode_replicas": chosen["decode_replicas"]}
     return doc
+
+
+def planned_doc(scenario, result: PlanResult, max_replicas: int | None) -> dict[str, Any]:
+    """The planned ``scenario.yaml`` of a plan with a fleet, as a map: the planned scenario
+    (:func:`planned_scenario`) at each chosen split (:func:`apply_split`) and the SLOs planned
+    for (:func:`planned_slo`). :func:`tiersim.cli.plan.write_plan` writes and runs it; the seed
+    check (:func:`tiersim.cli.plan_seeds.check_seeds`) simulates it at other seeds."""
+    doc = apply_split(planned_scenario(scenario, result.plan,
+                                       result.constraints.get("accuracy_floor"), max_replicas),
+                      result.splits)
+    doc["slo"] = planned_slo(result.constraints)
+    return doc

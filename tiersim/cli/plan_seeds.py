@@ -23,7 +23,8 @@ from tiersim.errors import Note
 
 DEFAULT_CHECK_SEEDS = 3
 """Seeds ``tiersim plan`` checks its fleet at unless ``--check-seeds`` says otherwise (0: none).
-Three cost about 10% of the plan's own time on ``plan_default.yaml`` (docs/planning.md)."""
+Three cost about 3% of the plan's search time on ``plan_default.yaml`` and 15% on
+``default.yaml`` (docs/planning.md, "Checking the plan at other seeds")."""
 
 SOURCE = ("modelled: simulated by the plan's evaluator, the planned scenario with only its "
           "seed changed")
@@ -58,16 +59,14 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
     with ``count`` 0 or no plan. ``scenario`` is the scenario planned (its cost model the
     plan's), ``max_replicas`` the limit the plan sized under (written into the planned
     scenario as :func:`tiersim.cli.plan.write_plan` writes it)."""
-    from tiersim.cli.plan_scenario import apply_split, planned_scenario, planned_slo
+    from tiersim.cli.plan_scenario import planned_doc
     from tiersim.plan.constraints import Constraints
 
     chosen = result.plan
     if not count or chosen is None:
         return None
     c = Constraints(**result.constraints)
-    doc = apply_split(planned_scenario(scenario, chosen, c.accuracy_floor, max_replicas),
-                      result.splits)
-    doc["slo"] = planned_slo(result.constraints)
+    doc = planned_doc(scenario, result, max_replicas)  # the scenario.yaml the plan writes
     saving = chosen.get("savings") or {}
     base = _baseline(result, saving.get("baseline_uniform_tier"))
     same = base is not None and base["replicas"] == chosen["replicas"] \
