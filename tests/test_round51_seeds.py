@@ -103,6 +103,9 @@ def test_plan_json_and_the_report_hold_the_check(routed):
                                              max(r["tpot_p99_s"] for r in rows)]
     page = (folder / "report.html").read_text()
     assert "<h3>At other seeds</h3>" in page
+    # the tiers' shares in the design's order, as printed (plan.json sorts its keys: bf16 first)
+    assert "fp8 share 3.6% to 100.0%, bf16 share 0.0% to 96.4%" in page
+    assert "<th>fp8 share</th><th>bf16 share</th>" in page
     assert "the saving is not robust to the router&#x27;s / classifier&#x27;s draws" in page
 
 

@@ -111,6 +111,7 @@ class SeedCheck(TypedDict):
     seeds: list[int]
     planned_seed: int
     design: str | None
+    tiers: NotRequired[list[str]]
     met_seeds: list[int]
     failed: list[SeedFailure]
     ranges: dict[str, tuple[float | None, float | None] | None]

@@ -184,6 +184,7 @@ def _summary(rows: list[dict], chosen: dict, base: dict | None, same: bool,
         "seeds": [r["seed"] for r in rows],
         "planned_seed": rows[0]["seed"],
         "design": chosen.get("design"),
+        "tiers": tiers,
         "met_seeds": met,
         "failed": failed_list,
         "ranges": {key: _span([r.get(key) for r in rows])
@@ -219,7 +220,7 @@ def seed_check_lines(check: dict | None) -> list[str]:
                f"p99 TPOT {_range(r['tpot_p99_s'], lambda v: figure_text(v, ' s'))}",
                f"accuracy {_range(r['accuracy'], lambda v: percent_text(v, 2))}"]
     figures += [f"{t} share {_range(span, lambda v: percent_text(v, 1))}"
-                for t, span in (check.get("share_ranges") or {}).items()]
+                for t, span in share_ranges(check)]
     lines.append("    " + ", ".join(figures))
     tier = check.get("baseline_uniform_tier")
     if tier is not None and not check.get("baseline_is_plan"):
@@ -246,6 +247,15 @@ def seed_check_lines(check: dict | None) -> list[str]:
 def _and_floor(check: dict) -> str:
     """`` and the accuracy floor`` where the plan has one."""
     return "" if check.get("accuracy_floor") is None else " and the accuracy floor"
+
+
+def share_ranges(check: dict) -> list[tuple[str, Any]]:
+    """A seed check's ``share_ranges`` as (tier, range) pairs in the planned design's order of
+    tiers (``tiers``): plan.json writes its maps with sorted keys, so the report, read from it,
+    listed bf16's share before fp8's where the plan printed fp8's first."""
+    ranges = check.get("share_ranges") or {}
+    order = [t for t in check.get("tiers") or [] if t in ranges]
+    return [(t, ranges[t]) for t in [*order, *(t for t in ranges if t not in order)]]
 
 
 def _seed_list(seeds: list[int]) -> str:

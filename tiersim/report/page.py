@@ -797,12 +797,12 @@ def plan_section(plan: PlanResult) -> str:
 def seed_check_section(check: dict | None) -> str:
     """``tiersim plan --check-seeds``: the lines the plan prints of it (its count, ranges and
     where it failed), then each seed's figures; nothing where no seed was checked."""
-    from tiersim.cli.plan_seeds import CONSTRAINT_WORDS, seed_check_lines
+    from tiersim.cli.plan_seeds import CONSTRAINT_WORDS, seed_check_lines, share_ranges
 
     if not check:
         return ""
     lines = [line.strip() for line in seed_check_lines(check)]
-    tiers = list(check.get("share_ranges") or {})
+    tiers = [t for t, _ in share_ranges(check)]
     rows = [[r.get("seed"), "planned" if r.get("planned") else "checked",
              r.get("ttft_p99_s"), r.get("tpot_p99_s"), to_figures(r.get("accuracy")),
              *[to_figures((r.get("shares") or {}).get(t)) for t in tiers],
