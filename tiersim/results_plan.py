@@ -121,6 +121,7 @@ class SeedCheck(TypedDict):
     baseline_is_plan: bool
     baseline_met_seeds: NotRequired[list[int]]
     saving_basis: str | None
+    accuracy_basis: NotRequired[str | None]
     accuracy_floor: float | None
     wall_s: float | None
 

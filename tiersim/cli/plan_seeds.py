@@ -77,6 +77,7 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
         rows.append(_seed_row(scenario, doc, source, scenario.seed + k, c, base, same,
                               result.cost_model))
     return {**_summary(rows, chosen, base, same, saving),
+            "accuracy_basis": (chosen.get("accuracy_sources") or {}).get("basis"),
             "accuracy_floor": c.accuracy_floor, "wall_s": time.perf_counter() - t0}
 
 
@@ -204,7 +205,7 @@ def _summary(rows: list[dict], chosen: dict, base: dict | None, same: bool,
 def seed_check_lines(check: dict | None) -> list[str]:
     """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
     without one."""
-    from tiersim.results import basis_words, figure_text, percent_text, share_text
+    from tiersim.results import accuracy_name, basis_words, figure_text, percent_text, share_text
 
     if not check:
         return []
@@ -218,7 +219,8 @@ def seed_check_lines(check: dict | None) -> list[str]:
     r = check["ranges"]
     figures = [f"p99 TTFT {_range(r['ttft_p99_s'], lambda v: figure_text(v, ' s'))}",
                f"p99 TPOT {_range(r['tpot_p99_s'], lambda v: figure_text(v, ' s'))}",
-               f"accuracy {_range(r['accuracy'], lambda v: percent_text(v, 2))}"]
+               f"{accuracy_name(check.get('accuracy_basis'))} "
+               f"{_range(r['accuracy'], lambda v: percent_text(v, 2))}"]
     figures += [f"{t} share {_range(span, lambda v: percent_text(v, 1))}"
                 for t, span in share_ranges(check)]
     lines.append("    " + ", ".join(figures))
