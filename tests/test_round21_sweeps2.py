@@ -118,8 +118,9 @@ def test_an_axis_value_map_with_a_number_key_beside_names_is_one_line(tiny, tmp_
     with_sweep(tiny, {"router": [{1: "x", "policy": "static_split"}]})
     assert error_line(*run_cli(capsys, "sweep", tiny, "-o", tmp_path / "o", "-w", "1",
                                "--no-report", "--no-baselines")) == (
-        f"Error: {tiny}: line {axis_line(tiny, 'router')}: sweep: 'router': router[1]: keys "
-        "should be strings (got 1) (value {1: 'x', policy: 'static_split'})")
+        f"Error: {tiny}: line {axis_line(tiny, 'router')}: sweep: 'router': router: key 1 is "
+        "a number, where the keys are names; write the name, or quote it ('1') if it is one "
+        "(value {1: 'x', policy: 'static_split'})")
     assert not (tmp_path / "o").exists()
 
 

@@ -56,8 +56,9 @@ def _number_key(loc: Loc, root: yaml.Node | None) -> tuple[str, str]:
                     _construct_int(loader, node) == key):
                 written, line = node.value, node.start_mark.line + 1
                 break
-    path = format_loc(loc[:-1])
-    where = f"line {line}: {path}" if line is not None else _where(loc[:-1], root)
+    path = format_loc(loc[:-1])  # at the top level, the line alone (no "(top level)")
+    where = (_where(loc[:-1], root) if line is None else f"line {line}: {path}" if loc[:-1]
+             else f"line {line}")
     return where, (f"key {_short(written, 40)} is a number, where the keys are names; write "
                    f"the name, or quote it ({_short(written, 40)!r}) if it is one")
 
