@@ -32,3 +32,38 @@ def test_a_whole_number_key_of_a_scenario_map_is_named_as_a_number(tmp_path, cap
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: {said}"
     assert not (tmp_path / "o").exists()
+
+
+SKIP_WORDS = ("must be a whole number of tokens (prompt + output), from 1 to 100,000,000: the "
+              "longest request to keep, e.g. the model's context (163840), or remove the key to "
+              "keep every request")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("  window: [240, 360]", "  window: [240, 360]\n  skip_longer_than: 2e9",
+     f"line 12: trace.skip_longer_than: {SKIP_WORDS} (got 2e9)"),
+    ("  window: [240, 360]", "  window: [240, 360]\n  skip_longer_than: 1e308",
+     f"line 12: trace.skip_longer_than: {SKIP_WORDS} (got 1e308)"),
+    ("    replicas: 1", "    replicas: 1\n    gpu_memory_utilization: 2e9",
+     "line 17: tiers[0].gpu_memory_utilization: must be below 1 (got 2e9): it is a share of "
+     "the GPU's memory, such as 0.9"),
+    ("    replicas: 1", "    replicas: 1\n    gpu_memory_utilization: 1e308",
+     "line 17: tiers[0].gpu_memory_utilization: must be below 1 (got 1e308): it is a share of "
+     "the GPU's memory, such as 0.9"),
+    ("    replicas: 1", "    replicas: 1\n    gpu_memory_utilization: 0.99999999999999999999",
+     "line 17: tiers[0].gpu_memory_utilization: must be below 1 (got 0.99999999999999999999, 1 "
+     "as a float): vLLM refuses to start where the GPU's free memory is less than that share "
+     "of its total, and its own CUDA context is already there; use at most 0.99"),
+])
+def test_a_refused_number_is_quoted_as_the_file_writes_it(tmp_path, capsys, monkeypatch, old,
+                                                          new, said):
+    """``skip_longer_than: 2e9`` was told "(got 2000000000.0)" and ``1e308`` "(got 1e+308)",
+    as Python writes the floats; so was ``gpu_memory_utilization: 2e9``. Values are spelt as
+    the file writes them, as every other key's bound already was."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+    assert not (tmp_path / "o").exists()

@@ -126,10 +126,11 @@ class TraceConfig(_Strict):
         if value is None or (isinstance(value, int) and not isinstance(value, bool)
                              and 1 <= value <= SKIP_MOST):
             return value
-        raise ValueError("must be a whole number of tokens (prompt + output), from 1 to "
+        raise KeyedError((), "must be a whole number of tokens (prompt + output), from 1 to "
                          f"{SKIP_MOST:,}: the longest request to keep, e.g. the model's "
                          "context (163840), or remove the key to keep every request (got "
-                         f"{yaml_written(value)})")
+                         "{got})", {"got": ((), value)})  # as the file writes it (2e9, not
+        # 2000000000.0)
 
     @field_validator("window")
     @classmethod
@@ -347,13 +348,17 @@ class TierConfig(_Strict):
         if value < 1:
             return value
         got = _written_share(given, value)
+        # the value as the file writes it where there is one (2e9, not 2000000000.0)
+        told = {"got": ((), given)} if isinstance(given, int | float) and not isinstance(
+            given, bool) and not isinstance(getattr(given, "text", None), str) else None
+        got = "{got}" if told else got  # (without values, a message is shown as it is)
         if value == 1:
-            raise ValueError(f"must be below 1 (got {got}): vLLM refuses to start where the "
+            raise KeyedError((), f"must be below 1 (got {got}): vLLM refuses to start where the "
                              "GPU's free memory is less than that share of its total, and its "
-                             "own CUDA context is already there; use at most 0.99")
+                             "own CUDA context is already there; use at most 0.99", told)
         share = f"{value / 100:.10g} for {value:.10g} %" if 10 <= value <= 100 else "such as 0.9"
-        raise ValueError(f"must be below 1 (got {got}): it is a share of the GPU's "
-                         f"memory, {share}")
+        raise KeyedError((), f"must be below 1 (got {got}): it is a share of the GPU's "
+                         f"memory, {share}", told)
 
     @model_validator(mode="after")
     def _split_covers_replicas(self) -> TierConfig:
