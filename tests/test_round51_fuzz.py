@@ -67,3 +67,29 @@ def test_a_refused_number_is_quoted_as_the_file_writes_it(tmp_path, capsys, monk
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: {said}"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("second", "kind"), [
+    ("[1, 2]", "a list"), ("7", "a number"), ('"x"', "text"), ("true", "true/false"),
+])
+def test_a_json_line_that_is_no_object_says_what_it_is(tmp_path, capsys, second, kind):
+    """A JSON-lines line holding a list, a number, text or true was told "not a JSON object
+    (not an object)": the same words twice, and nothing about what the line held."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2}\n' + second + "\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: row 2: is {kind}, not a JSON object; each line must be "
+                    "one JSON object (file line 2)")
+
+
+@pytest.mark.parametrize("text", ["[1, 2, 3]\n", "[0, 5, 2]\r\n[1, 5, 2]\n"])
+def test_a_file_of_json_lists_is_not_told_it_has_no_trace_column(tmp_path, capsys, text):
+    """A file whose first line is a JSON list (``[1, 2, 3]``) was read as a CSV and told "not
+    a trace: none of its 3 column name(s) is a trace column", the list's items taken for the
+    header's names."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(text)
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", trace))
+    assert line == (f"Error: {trace}: its first line is a JSON list, not a JSON object; tiersim "
+                    "reads JSON lines (one object per line, keys naming the columns) or a CSV (a "
+                    "header of column names): write the trace so (file line 1)")

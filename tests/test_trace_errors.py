@@ -79,8 +79,8 @@ CASES = {
         "the row (file line 2)"),
     "bad json after blank lines": (
         "b.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 2}\n\n\n[1, 2]\n',
-        "row 2: not a JSON object (not an object); each line must be one JSON object "
-        "(file line 4)"),
+        "row 2: is a list, not a JSON object; each line must be one JSON object (file line "
+        "4)"),
     "spec_acceptance above 1": (
         "sa.csv", "arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n"
         "2,5,2,2.0\n",

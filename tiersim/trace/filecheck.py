@@ -201,8 +201,21 @@ def sniff(path: Path) -> str:
     if text.startswith(b"[") and text[1:].lstrip().startswith(b"{"):  # records of any layout
         raise TraceError(str(path), "is one JSON array; tiersim reads JSON lines (one object per "
                          "line, a .jsonl file): convert it, e.g. jq -c '.[]' FILE")
+    if text.startswith(b"[") and _json_list(text.split(b"\n", 1)[0]):  # read as a CSV header
+        raise TraceError(str(path), "its first line is a JSON list, not a JSON object; tiersim "
+                         "reads JSON lines (one object per line, keys naming the columns) or a "
+                         "CSV (a header of column names): write the trace so (file line 1)")
     _no_line_above_objects(path, head.removeprefix(b"\xef\xbb\xbf"))
     return "csv"
+
+
+def _json_list(line: bytes) -> bool:
+    """Whether ``line`` is a JSON list (``[1, 2, 3]``): as a CSV header, its items were told
+    "none of its 3 column name(s) is a trace column"."""
+    try:
+        return isinstance(json.loads(line), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _no_line_above_objects(path: Path, head: bytes) -> None:

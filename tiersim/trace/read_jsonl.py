@@ -405,13 +405,15 @@ def _jsonl_parse_error(p: Path, e: Exception) -> TraceError:
             try:
                 record = json.loads(line, object_pairs_hook=_unique_keys,
                                     parse_float=_json_float)
-                if not isinstance(record, dict):
-                    raise ValueError("not an object")
             except _DuplicateKey as twice:
                 return TraceError(str(p), f"{twice.words()}; keep one (which copy holds the data "
                                   f"cannot be known){where}", row=row)
             except ValueError as bad:
                 return TraceError(str(p), f"{_not_one_object(line, bad)}{where}", row=row)
+            if not isinstance(record, dict):  # it said "not a JSON object (not an object)"
+                kind = _json_kind(record) or "null"
+                return TraceError(str(p), f"is {kind}, not a JSON object; each line must be one "
+                                  f"JSON object{where}", row=row)
             huge = _too_big(record)
             if huge:
                 return TraceError(str(p), f"{huge}; write a finite number{where}", row=row)
@@ -563,6 +565,7 @@ def _kinds(value, path: tuple):
 
 
 def _json_kind(value) -> str | None:
+    """What a JSON value is (``a list``, ``text``), as an error line names it; None for null."""
     if value is None:
         return None
     if isinstance(value, bool):
