@@ -93,3 +93,24 @@ def test_a_file_of_json_lists_is_not_told_it_has_no_trace_column(tmp_path, capsy
     assert line == (f"Error: {trace}: its first line is a JSON list, not a JSON object; tiersim "
                     "reads JSON lines (one object per line, keys naming the columns) or a CSV (a "
                     "header of column names): write the trace so (file line 1)")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("seed: 0", "se\u0435d: 0", "line 4: se\u0435d: unknown key (did you mean 'seed'? its "
+     "'\u0435' is U+0435 CYRILLIC SMALL LETTER IE, not an ASCII character)"),
+    ("  ttft_p99_s: 2.0", "  ttft_p99_\u0455: 2.0", "line 28: slo.ttft_p99_\u0455: unknown key "
+     "(did you mean 'ttft_p99_s'? its '\u0455' is U+0455 CYRILLIC SMALL LETTER DZE, not an "
+     "ASCII character)"),
+    ("seed: 0", "\u200bseed: 0", "line 4: \\u200bseed: unknown key (did you mean 'seed'? its "
+     "'\\u200b' is U+200B ZERO WIDTH SPACE, not an ASCII character)"),
+])
+def test_a_key_with_a_look_alike_letter_names_it(tmp_path, capsys, monkeypatch, old, new, said):
+    """A key pasted with a Cyrillic letter that looks Latin (``seеd``) was told "seеd: unknown
+    key (did you mean 'seed'?)": the two read the same, and nothing said where they differ."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
+    assert not (tmp_path / "o").exists()

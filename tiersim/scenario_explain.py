@@ -13,6 +13,7 @@ import datetime
 import difflib
 import re
 import typing
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -281,8 +282,19 @@ def _suggest(loc: Loc) -> str:
         return f" ({bare!r} with white space at its start or end; remove the space)"
     close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
     if close:
-        return f" (did you mean {close[0]!r}?)"
+        return f" (did you mean {close[0]!r}?{_foreign_letter(str(loc[-1]))})"
     return f" (known keys: {', '.join(sorted(fields))})" if fields else ""
+
+
+def _foreign_letter(key: str) -> str:
+    """Where an unknown key holds a character no key does (every key is ASCII), the first such,
+    named: a look-alike letter (``seеd``, its ``е`` Cyrillic) reads as the key it suggests, and
+    "unknown key (did you mean 'seed'?)" alone named no difference to be seen."""
+    odd = next((c for c in key if not c.isascii()), None)
+    if odd is None:
+        return ""
+    name = unicodedata.name(odd, "")
+    return f" its {odd!r} is U+{ord(odd):04X}{' ' + name if name else ''}, not an ASCII character"
 
 
 def _fields_at(loc: Loc) -> list[str]:
