@@ -114,3 +114,20 @@ def test_a_key_with_a_look_alike_letter_names_it(tmp_path, capsys, monkeypatch, 
     line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
     assert line == f"Error: s.yaml: {said}"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("key", "what"), [("model", "a model config"), ("profile", "a profile")])
+def test_a_file_that_is_no_json_at_all_says_so(tmp_path, capsys, monkeypatch, key, what):
+    """A scenario given as a tier's model config or as a profile (``model: s.yaml``) was told
+    "line 1: not valid JSON (Expecting value)": the parser's words, and no fix named. Nothing
+    of the file is echoed (it may be any file: /etc/passwd)."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    old = {"model": "model: Qwen3-Coder-30B-A3B", "profile": "profile: null"}[key]
+    (tmp_path / "other.yaml").write_text("secret: 1\n")
+    (tmp_path / "s.yaml").write_text(text.replace(old, f"{key}: other.yaml", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    at = {"model": 5, "profile": 7}[key]
+    assert line == (f"Error: s.yaml: line {at}: {key}: other.yaml: line 1: not JSON (no JSON "
+                    f"value opens the file: another kind of file?); {what} is a UTF-8 JSON file")
+    assert "secret" not in line

@@ -82,6 +82,9 @@ def parse_json(text: str, path: Path | str, what: str,
             raise error(f"{path}: line {exc.lineno}: not valid JSON: it ends mid-document after "
                         f"{size:,} byte{'s' if size != 1 else ''}, as a file cut short does (a "
                         "copy or save that did not finish); give the whole file") from None
+        if exc.msg == "Expecting value" and not text[:exc.pos].strip():  # nothing JSON at all
+            raise error(f"{path}: line {exc.lineno}: not JSON (no JSON value opens the file: "
+                        f"another kind of file?); {what} is a UTF-8 JSON file") from None
         raise error(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError:  # an integer of more digits than Python converts (4,300)
         raise error(f"{path}: {_too_long_number(text)}") from None
