@@ -131,3 +131,24 @@ def test_a_file_that_is_no_json_at_all_says_so(tmp_path, capsys, monkeypatch, ke
     assert line == (f"Error: s.yaml: line {at}: {key}: other.yaml: line 1: not JSON (no JSON "
                     f"value opens the file: another kind of file?); {what} is a UTF-8 JSON file")
     assert "secret" not in line
+
+
+@pytest.mark.parametrize(("given", "what"), [
+    ("tiny ", "the bundled scenario tiny.yaml"),
+    ("s.yaml ", "the file s.yaml"),
+    (" s.yaml", "the file s.yaml"),
+    ("sub/s.yaml ", "the file sub/s.yaml"),
+])
+def test_a_scenario_argument_with_a_space_around_it_says_so(tmp_path, capsys, monkeypatch, given,
+                                                            what):
+    """``tiersim run "tiny "`` read "file not found, in this folder or among the bundled
+    scenarios (..., tiny.yaml, ...)": the name it refused listed as there, the space that made
+    the difference unseen (a trace path's and a profile's were already told so)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for path in (tmp_path / "s.yaml", tmp_path / "sub" / "s.yaml"):
+        path.write_text((SCENARIOS / "tiny.yaml").read_text())
+    line = one_error_line(*run_cli(capsys, "run", given, "--out", "o"))
+    assert line == (f"Error: {given}: file not found: '{given}' has a space (or another blank) at "
+                    f"its start or end, which {what} has not; remove it")
+    assert not (tmp_path / "o").exists()

@@ -58,6 +58,17 @@ def read_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
     return data, root
 
 
+def blank_around(name: str, what: str) -> str:
+    """Why a scenario file ``name`` not found is refused where ``what`` (a file, a bundled
+    scenario) is there but for a space (or tab) at the start or end of ``name``: the refusal
+    said "file not found" (or listed the bundled scenario it missed as there), the blank that
+    made the difference unseen."""
+    from tiersim.errors import yaml_written
+
+    return (f"file not found: {yaml_written(name)} has a space (or another blank) at its start "
+            f"or end, which {what} has not; remove it")
+
+
 def _read_text(path: Path, source: str) -> str:
     """The file as UTF-8 text, refusing big, binary and undecodable files, and anything but a
     regular file (a FIFO would hang the read), or a link that leads to no file."""
@@ -72,6 +83,10 @@ def _read_text(path: Path, source: str) -> str:
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
+        stripped = str(path).strip()
+        if stripped and stripped != str(path) and Path(stripped).is_file():
+            raise ScenarioError(source, "", blank_around(str(path), f"the file {stripped}")
+                                ) from None
         raise ScenarioError(source, "", "file not found") from None
     except IsADirectoryError:
         raise ScenarioError(source, "", "is a folder; name a scenario YAML file") from None

@@ -53,6 +53,7 @@ def scenario_path(given: Path) -> Path:
         return given
     found = find_bundled("scenarios", given.name)
     if found is None and not folder and not given.is_symlink():
+        _no_blank_around(given)
         raise ScenarioError(str(given), "", "file not found, in this folder or among the bundled "
                             f"scenarios ({', '.join(available('scenarios'))}); give a scenario "
                             "YAML path or a bundled name")
@@ -62,6 +63,28 @@ def scenario_path(given: Path) -> Path:
     echo(f"note: {given} {where}; using the bundled scenarios/{found.name} ({found})",
                err=True)
     return found
+
+
+def _no_blank_around(given: Path) -> None:
+    """Refuse a scenario ``given`` not found that is a file's or a bundled scenario's name but
+    for a space (or tab) at its start or end, saying so: the refusal listed the bundled
+    scenario it missed as there ("file not found, in this folder or among the bundled
+    scenarios (..., tiny.yaml)"), the blank that made the difference unseen."""
+    from tiersim.errors import ScenarioError
+    from tiersim.paths import find_bundled
+    from tiersim.scenario_yaml import blank_around
+
+    stripped = Path(str(given).strip())
+    if str(stripped) in ("", ".", str(given)):
+        return
+    if stripped.is_file():
+        what = f"the file {stripped}"
+    elif stripped.parent in (Path("."), Path("scenarios")) and (
+            found := find_bundled("scenarios", stripped.name)) is not None:
+        what = f"the bundled scenario {found.name}"
+    else:
+        return
+    raise ScenarioError(str(given), "", blank_around(str(given), what))
 
 
 def provenance_lines(path: Path) -> list[str]:
