@@ -152,3 +152,13 @@ def test_a_scenario_argument_with_a_space_around_it_says_so(tmp_path, capsys, mo
     assert line == (f"Error: {given}: file not found: '{given}' has a space (or another blank) at "
                     f"its start or end, which {what} has not; remove it")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_report_folder_with_a_space_around_it_says_so(tmp_path, capsys, monkeypatch):
+    """``tiersim report "r "`` read "no such folder; give the --out folder of a run, sweep or
+    plan", where the folder r was there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r").mkdir()
+    line = one_error_line(*run_cli(capsys, "report", "r "))
+    assert line == ("Error: r : no such folder: 'r ' has a space (or another blank) at its start "
+                    "or end, which the folder r has not; remove it")

@@ -727,6 +727,14 @@ def load_dir(directory: str | Path, shown_as: str | Path | None = None) -> Repor
         what = "not a directory" if directory.exists() else "no such folder"
         if leads_nowhere(directory):
             what = "a link that leads to no folder (or the links loop)"
+        stripped = str(directory).strip()
+        if not directory.exists() and stripped not in ("", str(directory)) and Path(
+                stripped).is_dir():  # the blank that made the difference, unseen before
+            from tiersim.errors import yaml_written
+
+            raise TiersimError(f"{directory}: no such folder: {yaml_written(str(directory))} has "
+                               "a space (or another blank) at its start or end, which the folder "
+                               f"{stripped} has not; remove it")
         raise TiersimError(f"{directory}: {what}; give the --out folder of a run, sweep or "
                            "plan")
     if not any((directory / name).exists() for name in KNOWN):
