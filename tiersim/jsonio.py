@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, cut, escaped
+from tiersim.errors import TiersimError, cut, escaped, yaml_written
 from tiersim.numbers import WrittenNumber
 
 MAX_JSON_BYTES = 64 << 20
@@ -45,6 +45,12 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
         with open(path, "rb") as handle:
             data = handle.read(MAX_JSON_BYTES + 1)
     except OSError as exc:
+        stripped = str(path).strip()
+        if isinstance(exc, FileNotFoundError) and stripped not in ("", str(path)) and Path(
+                stripped).is_file():  # the blank that made the difference, unseen before
+            raise error(f"{path}: not found: {yaml_written(str(path))} has a space (or another "
+                        f"blank) at its start or end, which the file {stripped} has not; remove "
+                        "it") from None
         if missing is not None and isinstance(exc, FileNotFoundError):
             raise error(f"{path}: {missing}") from None
         raise error(f"{path}: cannot read {what} ({exc.strerror})") from None
