@@ -165,19 +165,25 @@ def test_a_report_folder_with_a_space_around_it_says_so(tmp_path, capsys, monkey
 
 
 def test_a_model_config_path_with_a_space_around_it_says_so(tmp_path, capsys, monkeypatch):
-    """``model: "c.json "`` read "cannot read a model config (No such file or directory)",
-    where c.json was there."""
+    """``model: "c.json "`` read "unknown model 'c.json '; known models: ...", and ``model:
+    "m/c.json "`` "cannot read a model config (No such file or directory)", where the file
+    was there; the scenario is read from another folder, so the file is found beside it."""
     import json
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.json").write_text(json.dumps({
+    (tmp_path / "d" / "m").mkdir(parents=True)
+    (tmp_path / "d" / "m" / "c.json").write_text(json.dumps({
         "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
         "vocab_size": 128256, "max_position_embeddings": 131072}))
+    (tmp_path / "d" / "m" / "c.json").replace(tmp_path / "d" / "c.json")
     text = (SCENARIOS / "tiny.yaml").read_text()
-    (tmp_path / "s.yaml").write_text(text.replace("model: Qwen3-Coder-30B-A3B",
-                                                  'model: "c.json "', 1))
-    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
-    assert line.startswith("Error: s.yaml: line 5: model: c.json : not found: 'c.json ' has a "
-                           "space (or another blank) at its start or end, which the file c.json "
-                           "has not; remove it")
+    for name in ("c.json", "m/c.json"):
+        if name == "m/c.json":
+            (tmp_path / "d" / "c.json").replace(tmp_path / "d" / "m" / "c.json")
+        (tmp_path / "d" / "s.yaml").write_text(text.replace("model: Qwen3-Coder-30B-A3B",
+                                                            f'model: "{name} "', 1))
+        line = one_error_line(*run_cli(capsys, "run", "d/s.yaml", "--out", "o"))
+        assert line.startswith(f"Error: d/s.yaml: line 5: model: d/{name} : not found: "
+                               f"'d/{name} ' has a space (or another blank) at its start or end, "
+                               f"which the file d/{name} has not; remove it")

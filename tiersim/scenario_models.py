@@ -633,11 +633,15 @@ def resolve_model_ref(model: str, source: str) -> str:
     from tiersim.paths import leads_nowhere
 
     path = Path(model)
-    looks_like_path = (path.suffix == ".json" or len(path.parts) > 1
+    looks_like_path = (Path(model.rstrip()).suffix == ".json" or len(path.parts) > 1
                        or model.startswith(("./", "../")) or model.endswith("/"))
     if looks_like_path and not path.is_absolute() and Path(source).is_file():
         beside = Path(source).parent / path
         if _found(beside, Path.exists, leads_nowhere):
+            return str(beside)
+        stripped = model.strip()  # a blank around a file's name beside: kept, its reader says so
+        if stripped and stripped != model and not Path(stripped).is_absolute() and _found(
+                Path(source).parent / stripped, Path.exists):
             return str(beside)
     return model
 

@@ -109,8 +109,10 @@ def is_local_path(name: str) -> bool:
 
 
 def _looks_like_path(name: str) -> bool:
-    """A name that ends in .json or names an existing file or folder is a config path."""
-    return name.endswith(".json") or Path(name).exists()
+    """A name that ends in .json (a blank after it too: its reader says the blank is the
+    difference, where "unknown model 'c.json '" named none) or names an existing file or
+    folder is a config path."""
+    return name.rstrip().endswith(".json") or Path(name).exists()
 
 
 def get_model(name_or_path: str | Path | ModelArch) -> ModelArch:
