@@ -187,3 +187,22 @@ def test_a_model_config_path_with_a_space_around_it_says_so(tmp_path, capsys, mo
         assert line.startswith(f"Error: d/s.yaml: line 5: model: d/{name} : not found: "
                                f"'d/{name} ' has a space (or another blank) at its start or end, "
                                f"which the file d/{name} has not; remove it")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("window: [240, 360]", "window: [240, 360, 400]",
+     "line 11: trace.window: must have at most 2 item(s) (got [240, 360, 400])"),
+    ("seed: 0", "seed: 0\nlimits: {gpus_per_replica: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+     "13, 14, 15, 16, 17]}", "line 5: limits.gpus_per_replica: must have at most 16 item(s) "
+     "(got [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])"),
+])
+def test_a_list_too_long_is_told_in_the_scenarios_words(tmp_path, capsys, monkeypatch, old, new,
+                                                        said):
+    """``window: [240, 360, 400]`` read "tuple should have at most 2 items after validation,
+    not 3": pydantic's words ("after validation", a tuple the file does not write)."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: {said}"
