@@ -106,7 +106,8 @@ SCENARIO_CASES = {
                             "limits.max_replicas (1024)"),
     "a thousand tiers": (
         tiny_with(("tiers:\n", "tiers:\n" + "  - {name: t, precision: bf16, replicas: 1, "
-                   "cost_per_gpu_hour: 1}\n" * 1000)), "tiers: list should have at most 64"),
+                   "cost_per_gpu_hour: 1}\n" * 1000)),
+        "tiers: must have at most 64 item(s) (it has 1,002)"),
     # bad values that used to be accepted
     "fractions: [.nan, 0.5]": (tiny_with(("[0.5, 0.5]", "[.nan, 0.5]")),
                                "line 25: router.fractions[0]: must be a finite number (got .nan)"),

@@ -181,7 +181,9 @@ def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
     if kind == "too_short":
         return f"must have at least {ctx['min_length']} item(s)"
     if kind == "too_long":  # pydantic: "tuple should have at most 2 items after validation"
-        return f"must have at most {ctx['max_length']} item(s) (got {shown})"
+        actual = ctx.get("actual_length")
+        return (f"must have at most {ctx['max_length']} item(s) (it has {actual:,})"
+                if isinstance(actual, int) else f"must have at most {ctx['max_length']} item(s)")
     if kind == "value_error":
         raised = ctx.get("error", error["msg"])
         if isinstance(raised, KeyedError):  # the values it quotes, as the file writes them
