@@ -86,11 +86,11 @@ CONFUSED = textwrap.dedent("""\
     ("fp8", "fpr", "router.confusion.fpr 0.2 changes nothing here: the uniform router already "
      "sent each of the 29 requests that needed a tier above the cheapest (realised "
      "correctness) below the tier it needed (its own FPR is 100 %), and confusion.fpr moves "
-     "only those it did not (docs/metrics.md, router fpr)"),
+     "only those it did not (router fpr in docs/metrics.md, in tiersim's source repository)"),
     ("bf16", "fnr", "router.confusion.fnr 0.2 changes nothing here: the uniform router already "
      "sent each of the 162 requests that needed only a tier below the top (realised "
      "correctness) above the tier it needed (its own FNR is 100 %), and confusion.fnr moves "
-     "only those it did not (docs/metrics.md, router fnr)"),
+     "only those it did not (router fnr in docs/metrics.md, in tiersim's source repository)"),
 ])
 def test_an_injected_confusion_rate_with_nothing_to_move_is_told(tmp_path, capsys, monkeypatch,
                                                                 tier, rate, said):
@@ -195,7 +195,8 @@ def test_a_sweep_report_lists_its_points_notes(tmp_path, capsys, monkeypatch):
     said = ("router.confusion.fpr 0.1 changes nothing here: the uniform router already sent "
             "each of the 29 requests that needed a tier above the cheapest (realised "
             "correctness) below the tier it needed (its own FPR is 100 %), and confusion.fpr "
-            f"moves only those it did not (docs/metrics.md, router fpr) (point {first}; 1 more "
+            "moves only those it did not (router fpr in docs/metrics.md, in tiersim's source "
+            f"repository) (point {first}; 1 more "
             "point has this note with other numbers")
     assert f"note: {said}, each in its " in err
     page = (tmp_path / "out" / "report.html").read_text()

@@ -2,9 +2,9 @@
 
 ``tiersim run tiny`` printed "FPR / FNR / escalated │ 40.0 % / 54.5 % / 0 %": the 40 % was 2
 requests of the 5 that needed a dearer tier, which a planner cannot tell from a bare rate. The
-console now prints "40.0 % (2 of 5) / 54.5 % (170 of 312) / 0 %", the report labels the rows
-"FPR (2 of 5)", and summary.json keeps ``fpr_among`` / ``fnr_among``; a summary written before
-them still reads and prints the bare rate.
+console and the report now add a row "FPR / FNR as counts │ 2 of 5 / 170 of 312", and
+summary.json keeps ``fpr_among`` / ``fnr_among``; a summary written before them still reads and
+prints no such row.
 """
 
 from __future__ import annotations
@@ -38,25 +38,25 @@ def _router(**fields) -> RouterResult:
     return RouterResult(**{**base, **fields})
 
 
-def test_rate_text_gives_the_count_and_only_where_it_is_known():
-    def pct(v):
-        return "-" if v is None else f"{100 * v:.1f} %"
-
+def test_counts_give_the_count_and_only_where_it_is_known():
     r = _router(fpr_among=5, fnr_among=312)
-    assert r.rate_text("fpr", pct) == "40.0 % (2 of 5)"
-    assert r.rate_text("fnr", pct) == "54.5 % (170 of 312)"
-    assert _router().rate_text("fpr", pct) == "40.0 %"  # a summary from before the counts
-    assert _router(fpr=None, fpr_among=0).rate_text("fpr", pct) == "-"
+    assert (r.rate_count("fpr"), r.rate_count("fnr")) == ("2 of 5", "170 of 312")
+    assert _router().rate_count("fpr") is None  # a summary from before the counts
+    assert _router(fpr=None, fpr_among=0).rate_count("fpr") is None
     assert _router(fnr_among=1_234_567, fnr=0.5).rate_count("fnr") == "617,284 of 1,234,567"
+    assert r.counts_text() == "2 of 5 / 170 of 312"
+    assert _router(fpr=None, fpr_among=0, fnr_among=312).counts_text() == "- / 170 of 312"
+    assert _router().counts_text() is None
 
 
 def test_the_run_prints_and_keeps_the_counts(tmp_path):
     run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", tiny_doc())),
                        baselines=False)
     r = run.router
-    row = router_rows(run, "prior")[0]
-    assert row[0] == "router (static_split): FPR / FNR / escalated"
-    assert row[1] == f"40.0 % (2 of {r.fpr_among}) / 54.5 % (170 of {r.fnr_among}) / 0 %"
+    rates, counts = router_rows(run, "prior")[:2]
+    assert rates[:2] == ("router (static_split): FPR / FNR / escalated", "40.0 % / 54.5 % / 0 %")
+    assert counts == ("FPR / FNR as counts", "2 of 5 / 170 of 312",
+                      "this run's routing, scored on prior")
     assert (r.fpr_among, r.fnr_among) == (5, 312)
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(run.to_json()))
@@ -73,4 +73,16 @@ def test_a_summary_without_the_counts_still_reads(tmp_path):
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(doc))
     back = RunResult.read(path)
-    assert router_rows(back, "prior")[0][1] == "40.0 % / 54.5 % / 0 %"
+    rows = router_rows(back, "prior")
+    assert rows[0][1] == "40.0 % / 54.5 % / 0 %"
+    assert all(row[0] != "FPR / FNR as counts" for row in rows)
+
+
+def test_the_report_gives_the_counts_under_the_rates(tmp_path):
+    from tiersim.report.page import run_headline
+
+    run = run_scenario(load_scenario(write_yaml(tmp_path / "s.yaml", tiny_doc())),
+                       baselines=False)
+    page = run_headline(run)
+    assert ('<td>FNR</td><td class="num">54.5 %</td>' in page
+            and "<td>FPR / FNR as counts</td><td>2 of 5 / 170 of 312</td>" in page)

@@ -230,6 +230,10 @@ class RouterResult:
     fpr_among: int | None = None
     fnr_among: int | None = None
 
+    COUNTS_LABEL = "FPR / FNR as counts"
+    """The row under the router's rates giving :meth:`counts_text`, in the console and the
+    report."""
+
     NO_INTERVAL = "none: fewer than two requests"
     """What the accuracy's interval reads as where it has none: no request, or a summary
     written before one request had an interval (tiersim's bootstrap needed two)."""
@@ -250,12 +254,13 @@ class RouterResult:
             return None
         return f"{round(rate * among):,} of {among:,}"
 
-    def rate_text(self, which: str, show) -> str:
-        """FPR or FNR as ``show(rate)`` with :meth:`rate_count` after it, e.g. "40.0 % (2 of
-        5)"."""
-        count = self.rate_count(which)
-        rate = show(getattr(self, which))
-        return rate if count is None else f"{rate} ({count})"
+    def counts_text(self) -> str | None:
+        """FPR's and FNR's :meth:`rate_count`, "2 of 5 / 170 of 312" ("-" for one unknown);
+        None where neither is known."""
+        fpr, fnr = self.rate_count("fpr"), self.rate_count("fnr")
+        if fpr is None and fnr is None:
+            return None
+        return f"{fpr or '-'} / {fnr or '-'}"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""

@@ -124,10 +124,13 @@ def router_rows(r: RunResult, accuracy_source: str,
                f" ({fmt(router.escalation_refused_rate, ' %', 100)} refused by the first tier)")
     rows = [(
         f"router ({router.policy}): FPR / FNR / escalated",
-        f"{router.rate_text('fpr', pct)} / {router.rate_text('fnr', pct)} / "
+        f"{pct(router.fpr)} / {pct(router.fnr)} / "
         f"{fmt(router.escalation_rate, ' %', 100)}{refused}",
         f"this run's routing, scored on {routing_source or accuracy_source}",
     )]
+    counts = router.counts_text()
+    if counts is not None:
+        rows.append((router.COUNTS_LABEL, counts, rows[0][2]))
     if router.accuracy_floor is not None:
         met = {True: "met", False: "MISSED", None: "-"}[router.floor_met]
         from tiersim.results import floor_digits

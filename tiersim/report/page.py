@@ -387,21 +387,14 @@ def run_headline(run: RunResult) -> str:
         ["accuracy floor", shown(r.accuracy_floor), "scenario"],
         ["floor met", r.floor_met, acc], ["floor met by the interval's low end",
                                           r.floor_met_ci95, acc],
-        [_rate_label(r, "fpr"), percent(r.fpr), routed],
-        [_rate_label(r, "fnr"), percent(r.fnr), routed],
+        ["FPR", percent(r.fpr), routed], ["FNR", percent(r.fnr), routed],
+        *([[r.COUNTS_LABEL, r.counts_text(), routed]] if r.counts_text() else []),
         ["escalation rate", percent(r.escalation_rate), routed],
         *([["escalated: refused by the first tier", percent(r.escalation_refused_rate),
             routed]] if r.escalation_refused_rate is not None else []),
         ["silent failure rate", percent(r.silent_failure_rate), routed]])
     return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
             + notes_section(run))
-
-
-def _rate_label(router, which: str) -> str:
-    """"FPR" or "FNR" with how many requests it counts of how many, where the summary has it
-    ("FPR (2 of 5)")."""
-    count = router.rate_count(which)
-    return which.upper() if count is None else f"{which.upper()} ({count})"
 
 
 def prefix_cache_section(run: RunResult) -> str:

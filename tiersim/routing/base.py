@@ -183,7 +183,9 @@ class Router:
                           f"{self.cfg.policy} router already sent each of the {count:,} "
                           f"requests that needed {what} (realised correctness) {where} (its "
                           f"own {name} is 100 %), and confusion.{key} moves only those it "
-                          f"did not (docs/metrics.md, router {key})", IdleConfusion,
+                          f"did not (router {key} in docs/metrics.md, in tiersim's source "
+                          "repository)",
+                          IdleConfusion,
                           stacklevel=3)
 
     def confuse(self, a: Assignment, need: np.ndarray, rng: np.random.Generator) -> Assignment:
