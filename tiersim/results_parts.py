@@ -212,6 +212,9 @@ class RouterResult:
     to its second tier, for either reason; ``escalation_refused_rate``: those of them sent on
     because their first tier refused them at admission (no first pass ran; None, and absent
     from the JSON, when there were none), the rest escalated on the confidence threshold.
+    ``fit``: a ``floor`` or ``budget`` router's fitted cuts and what they promised on the
+    classifier's calibration split (:meth:`tiersim.routing.constrained.CutFit.as_dict`; None,
+    and absent from the JSON, for other policies and in summaries written before it was kept).
     """
 
     policy: str
@@ -229,6 +232,7 @@ class RouterResult:
     escalation_refused_rate: float | None = None
     fpr_among: int | None = None
     fnr_among: int | None = None
+    fit: dict[str, Any] | None = None
 
     COUNTS_LABEL = "FPR / FNR as counts"
     """The row under the router's rates giving :meth:`counts_text`, in the console and the
@@ -263,10 +267,12 @@ class RouterResult:
         return f"{fpr or '-'} / {fnr or '-'}"
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on)."""
+        """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on,
+        ``fit`` only for a router that fits cuts)."""
         out = _fields(self)
-        if out["escalation_refused_rate"] is None:
-            out.pop("escalation_refused_rate")
+        for key in ("escalation_refused_rate", "fit"):
+            if out[key] is None:
+                out.pop(key)
         return out
 
 

@@ -186,10 +186,12 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s, series=series)
     _note_rerouted(assignment, infos, source)
+    _note_fragile_cuts(assignment.fit, infos, source)
     _note_dropped(fleet, df, result, source, scenario.trace.skip_longer_than)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
-        router = summary.router_result(scenario, df, result, infos, assignment.basis)
+        router = summary.router_result(scenario, df, result, infos, assignment.basis,
+                                       assignment.fit)
         uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
                    else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,
@@ -412,6 +414,33 @@ def _idle_reason(index: int, tiers, policy: str,
                 "route to it (another accuracy_floor or router.floor)")
     return (f" (router {policy})", "route to it (router.policy: floor with an "
             "accuracy_floor, say)")
+
+
+def _note_fragile_cuts(fit: dict | None, infos: list[TierInfo], source: str) -> None:
+    """A note when the ``floor`` router's cheapest tier's share moves by more than
+    :data:`~tiersim.routing.constrained.FRAGILE_SHARE` across the 95% interval of its
+    calibration accuracy estimate (``fit``: ``Assignment.fit``): where the tiers' accuracies lie
+    that close to one another and to the floor, another draw of the same workload (another
+    seed) fits another split, and the fleet sized to this one may miss its SLO or floor (the
+    default job's FP8 share was 90% / 1% / 70% at seeds 1-3)."""
+    from tiersim.routing.constrained import FRAGILE_SHARE, Z95
+
+    ends = None if fit is None else fit.get("shares_at_floor_range")
+    if not ends or not infos:
+        return
+    shares = [ends[0][0], fit["shares"][0], ends[1][0]]
+    lo, hi = min(shares), max(shares)
+    if hi - lo <= FRAGILE_SHARE:
+        return
+    warnings.warn(f"{source}: the floor router fitted its cuts on {fit['calibration_rows']:,} "
+                  f"calibration rows, whose accuracy estimate is good to "
+                  f"±{Z95 * fit['calibration_accuracy_se'] * 100:.2f} points (95%); cut at the "
+                  f"floor ± that, its cheapest tier ({infos[0].name}) gets "
+                  f"{lo * 100:.0f}-{hi * 100:.0f} % of the requests ({fit['shares'][0] * 100:.0f} "
+                  "% as fitted), so the fleet's latency and floor hold for these draws only: "
+                  "check the plan at other seeds (`tiersim plan --check-seeds`), or fit on a "
+                  "larger labelled sample or set a floor further from the tiers' accuracies", Note,
+                  stacklevel=2)
 
 
 def _note_rerouted(assignment: Assignment, infos: list[TierInfo], source: str) -> None:

@@ -265,10 +265,10 @@ def prefix_fields(result, tier: str) -> dict[str, Any]:
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
-                  basis: str) -> RouterResult:
+                  basis: str, fit: dict | None = None) -> RouterResult:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its 95% interval (routing.metrics.accuracy_ci); whether the
-    floor was met."""
+    floor was met; ``fit``: a constrained router's fitted cuts (``Assignment.fit``)."""
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos,
               dropped=result.dropped, basis=basis)
     sent_on = costs.refused(result) & np.asarray(result.escalated, dtype=bool)
@@ -287,6 +287,7 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
         floor_met=None if floor is None or acc != acc else reaches_floor(acc, floor),
         floor_met_ci95=None if floor is None or lo is None or lo != lo else
         reaches_floor(lo, floor),
+        fit=fit,
     )
 
 

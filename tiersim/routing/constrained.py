@@ -18,10 +18,17 @@ expected cost is the mean of the tiers' ``cost_weight``. With sorted scores and 
 cut vector costs O(K), so the search enumerates every cut vector on a grid of score quantiles
 (every boundary between distinct scores for two tiers; :data:`MAX_CANDIDATES` vectors at most
 otherwise). A cut never falls inside a run of equal scores: no threshold splits tied requests.
+
+The calibration split's accuracy estimate is a sample mean: ``floor`` keeps its standard error
+(:func:`accuracy_se`) and the shares it would pick at the floor 1.96 standard errors lower and
+higher (same rows, same classifier: :meth:`ConstrainedRouter.fit_cuts`). Where the tiers' own
+accuracies lie within that of one another, the split can swing across its whole range between
+draws of the same workload; the run notes it (:data:`FRAGILE_SHARE`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import warnings
@@ -34,9 +41,21 @@ from tiersim.errors import UnreachableFloor
 from tiersim.results import FLOOR_TOLERANCE
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.base import Router, _single, cost_scale
+from tiersim.routing.types import Assignment
 
 MAX_CANDIDATES = 60_000
 """Most cut vectors evaluated on the calibration split (the grid is coarsened to fit)."""
+
+Z95 = 1.96
+"""Standard errors either side of the floor the ``floor`` router re-picks its cuts at (a 95%
+interval of its calibration accuracy estimate)."""
+
+FRAGILE_SHARE = 0.20
+"""How far (a fraction of the requests) the cheapest tier's share may move across the floor's
+95% interval before a run notes that its routing holds for its draws only. 20 points of the
+requests is about a fifth of the load moved between tiers, a replica in five of a fleet sized
+to an SLO at its margin (the default job's 10 + 7); the default's fitted FP8 share ran 1% to 90%
+over seeds 0-3, while a floor well away from the tiers' accuracies moves it a few points."""
 
 
 @dataclass(frozen=True)
@@ -56,14 +75,23 @@ class CutFit:
     relative_cost: float
     feasible: bool
     rows: int
+    accuracy_se: float | None = None
+    floor_range: tuple[float, float] | None = None
+    shares_at_floor_range: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
     def as_dict(self) -> dict:
-        """JSON-ready form (infinite thresholds as None)."""
+        """JSON-ready form (infinite thresholds as None). ``calibration_accuracy_se``: the
+        standard error of ``calibration_accuracy`` (:func:`accuracy_se`); ``floor_range``: the
+        floor 1.96 of them lower and higher, and ``shares_at_floor_range`` the shares the
+        router picks there (``floor`` only; None for ``budget``, whose constraint is cost)."""
         return {"thresholds": [t if math.isfinite(t) else None for t in self.thresholds],
                 "shares": list(self.shares), "calibration_accuracy": self.accuracy,
                 "calibration_cost_per_request": self.cost,
                 "calibration_relative_cost": self.relative_cost, "feasible": self.feasible,
-                "calibration_rows": self.rows}
+                "calibration_rows": self.rows, "calibration_accuracy_se": self.accuracy_se,
+                "floor_range": None if self.floor_range is None else list(self.floor_range),
+                "shares_at_floor_range": None if self.shares_at_floor_range is None
+                else [list(s) for s in self.shares_at_floor_range]}
 
 
 def cut_grid(n: int, k: int, max_candidates: int = MAX_CANDIDATES,
@@ -113,6 +141,27 @@ def evaluate_cuts(correct: np.ndarray, weight: np.ndarray, cuts: np.ndarray):
     return acc / n, cost / n
 
 
+def accuracy_se(values: np.ndarray, basis: str) -> float:
+    """Standard error of a mean accuracy over ``values``, each row's correctness on the tier it
+    gets: for 0/1 draws (``basis`` "realised") the binomial one, sqrt(p (1 - p) / n); for
+    expected correctness (values in [0, 1], "expected") the sample standard deviation (n - 1)
+    over sqrt(n). 0 for fewer than two rows."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n < 2:
+        return 0.0
+    if basis == "realised":
+        p = float(values.mean())
+        return math.sqrt(max(p * (1.0 - p), 0.0) / n)
+    return float(values.std(ddof=1) / math.sqrt(n))
+
+
+def _shares(cut: np.ndarray, n: int) -> tuple[float, ...]:
+    """Share of ``n`` sorted rows per tier for cut positions ``cut``."""
+    edges = np.concatenate([[0], cut, [n]])
+    return tuple(float(s) for s in np.diff(edges) / max(n, 1))
+
+
 class ConstrainedRouter(Router):
     """Base of ``floor`` and ``budget``: cuts on the difficulty score, fitted on the
     calibration split; a subclass says which cut vector is best (:meth:`pick`)."""
@@ -122,6 +171,20 @@ class ConstrainedRouter(Router):
     def pick(self, acc: np.ndarray, cost: np.ndarray) -> tuple[int, bool]:
         """Index of the best cut vector and whether it meets the constraint (override)."""
         raise NotImplementedError
+
+    def repick(self, acc: np.ndarray, cost: np.ndarray,
+               se: float) -> tuple[tuple[float, float], tuple[int, int]] | None:
+        """The constraint moved 1.96 standard errors (``se``, of the calibration accuracy
+        estimate) down and up, and the cut vector :meth:`pick` would take at each; None where
+        the constraint is no accuracy (``budget``). Override."""
+        return None
+
+    def assign(self, df: pd.DataFrame, rng: np.random.Generator) -> Assignment:
+        """:meth:`Router.assign`, with the fitted cuts' description (:meth:`describe`) kept on
+        the assignment for the run summary and its notes."""
+        a = super().assign(df, rng)
+        cuts = getattr(self, "cuts", None)
+        return a if cuts is None else dataclasses.replace(a, fit=cuts.as_dict())
 
     def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
         """Train the classifier, then fit the cuts on its calibration split."""
@@ -138,8 +201,7 @@ class ConstrainedRouter(Router):
         clf = self.classifier
         rows = clf.train_index
         score = clf.score(train_df)[rows]
-        basis = "realised" if self.scores_realised() else "expected"
-        return score, expected_matrix(train_df, self.tiers, basis)[rows]
+        return score, expected_matrix(train_df, self.tiers, self.correctness_basis())[rows]
 
     def fit_cuts(self, train_df: pd.DataFrame) -> CutFit:
         """Evaluate every cut vector on the calibration split and keep the best."""
@@ -151,12 +213,23 @@ class ConstrainedRouter(Router):
         acc, cost = evaluate_cuts(correct, weight, cuts)
         best, feasible = self.pick(acc, cost)
         chosen = cuts[best]
-        edges = np.concatenate([[0], chosen, [len(score)]])
+        n = len(score)
+        tier = np.searchsorted(chosen, np.arange(n), side="right")  # row i's tier
+        se = accuracy_se(correct[np.arange(n), tier], self.correctness_basis())
+        moved = self.repick(acc, cost, se)
         return CutFit(thresholds=tuple(_threshold(score, c) for c in chosen),
-                      shares=tuple(float(s) for s in np.diff(edges) / max(len(score), 1)),
+                      shares=_shares(chosen, n),
                       accuracy=float(acc[best]), cost=float(cost[best]),
                       relative_cost=_relative(float(cost[best]), weight), feasible=feasible,
-                      rows=len(score))
+                      rows=n, accuracy_se=se,
+                      floor_range=None if moved is None else moved[0],
+                      shares_at_floor_range=None if moved is None else
+                      (_shares(cuts[moved[1][0]], n), _shares(cuts[moved[1][1]], n)))
+
+    def correctness_basis(self) -> str:
+        """What the calibration rows' correctness is (:meth:`calibration_rows`): "realised"
+        (0/1 draws) or "expected" (each row's expected correctness)."""
+        return "realised" if self.scores_realised() else "expected"
 
     def choose(self, df, rng):
         """Tier = number of cut thresholds at or below the request's score."""
@@ -197,13 +270,25 @@ class Floor(ConstrainedRouter):
         """Least cost among vectors meeting the floor (ties: most accurate), within the run's
         floor tolerance (:func:`tiersim.results.reaches_floor`: prefix sums over many rows round
         a routing's accuracy below the floor it meets)."""
-        ok = acc >= self.cfg.floor - FLOOR_TOLERANCE
+        return self.pick_at(acc, cost, self.cfg.floor)
+
+    def repick(self, acc, cost, se):
+        """The floor 1.96 ``se`` lower and higher, and the vector :meth:`pick` takes at each
+        (the most accurate one, unnoted, where none reaches the higher floor)."""
+        floors = (self.cfg.floor - Z95 * se, self.cfg.floor + Z95 * se)
+        return floors, tuple(self.pick_at(acc, cost, f, quiet=True)[0] for f in floors)
+
+    def pick_at(self, acc, cost, floor: float, quiet: bool = False) -> tuple[int, bool]:
+        """:meth:`pick` at ``floor``; ``quiet``: no note where no vector reaches it."""
+        ok = acc >= floor - FLOOR_TOLERANCE
         if not ok.any():
-            warnings.warn(f"router.floor {self.cfg.floor:g} is above the most accurate routing "
+            if quiet:
+                return int(np.lexsort((cost, -acc))[0]), False
+            warnings.warn(f"router.floor {floor:g} is above the most accurate routing "
                           f"the router finds ({acc.max():.4g} on its calibration split); every "
                           "request is routed the most accurate way, and whether the floor is "
                           "met is judged on the run's accuracy over all its requests (it can "
-                          "differ from the split's)", UnreachableFloor, stacklevel=2)
+                          "differ from the split's)", UnreachableFloor, stacklevel=3)
             return int(np.lexsort((cost, -acc))[0]), False
         idx = np.flatnonzero(ok)
         return int(idx[np.lexsort((-acc[idx], cost[idx]))[0]]), True
@@ -214,6 +299,9 @@ class Budget(ConstrainedRouter):
 
     ``budget_relative`` is a fraction of the top tier's ``cost_weight``;
     ``budget_usd_per_request`` is in ``cost_weight`` units (see :class:`RouterConfig`).
+    Its fit keeps the calibration accuracy's standard error but no re-pick: its constraint is
+    the cost, each row's a fixed tier weight, so the estimate's error moves its cuts only as
+    far as the error itself (cost is linear in the shares), with no flat trade-off to cross.
     """
 
     def validate(self) -> None:

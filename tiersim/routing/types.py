@@ -55,6 +55,10 @@ class Assignment:
     rerouted: np.ndarray | None = None
     """True where the router's tier could not hold the request and another tier that can took
     it (:func:`tiersim.routing.capability.by_capability`); None where nothing was checked."""
+    fit: dict | None = None
+    """A ``floor`` or ``budget`` router's fitted cuts (:meth:`CutFit.as_dict
+    <tiersim.routing.constrained.CutFit.as_dict>`), kept in the summary's ``router.fit``;
+    None for other policies."""
 
     @property
     def final_tier(self) -> np.ndarray:
