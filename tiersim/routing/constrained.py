@@ -184,7 +184,7 @@ class ConstrainedRouter(Router):
         the assignment for the run summary and its notes."""
         a = super().assign(df, rng)
         cuts = getattr(self, "cuts", None)
-        return a if cuts is None else dataclasses.replace(a, fit=cuts.as_dict())
+        return a if cuts is None else dataclasses.replace(a, fit=self.describe())
 
     def fit(self, train_df: pd.DataFrame | None, rng: np.random.Generator) -> None:
         """Train the classifier, then fit the cuts on its calibration split."""
