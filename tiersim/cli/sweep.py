@@ -58,19 +58,25 @@ def sweep(
                   table=False)  # the table is in sweep.parquet: not read back whole
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            say_interrupted(interrupted_line(out, tally.stored_on_disk()))
+            say_interrupted(interrupted_line(out, tally.stored_on_disk(), tally.earlier,
+                                             tally.total))
         raise
 
 
-def interrupted_line(out: Path, stored: int) -> str:
-    """What an interrupted sweep left: the ``stored`` points it finished (not those an
-    earlier sweep stored), and how to go on."""
+def interrupted_line(out: Path, stored: int, earlier: int = 0, total: int = 0) -> str:
+    """What an interrupted sweep left: the ``stored`` points it finished, beside the
+    ``earlier`` ones a sweep before it stored (of ``total``), and how to go on: a resumed
+    sweep stopped again says its earlier points are kept too, lest its count read as all the
+    folder holds."""
     points = out / "points"
+    kept = (f" (kept with the {earlier:,} an earlier sweep stored: {stored + earlier:,} of "
+            f"{total:,} points done)") if earlier else ""
     if not stored:
-        return (f"interrupted: no point finished, so this sweep stored nothing in {points}; "
-                "run the same command again to resume")
+        return (f"interrupted: no point finished, so this sweep stored nothing in {points}"
+                f"{kept}; run the same command again to resume")
     return (f"interrupted: {stored:,} finished point{'s' if stored != 1 else ''} stored in "
-            f"{points}; run the same command again to resume (they are kept, not rerun)")
+            f"{points}{kept}; run the same command again to resume (they are kept, not "
+            "rerun)")
 
 
 __all__ = ["sweep"]

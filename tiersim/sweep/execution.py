@@ -32,6 +32,10 @@ class Tally:
     """The sweep's points folder, once the finished points are known."""
     pending: tuple[str, ...] = ()
     """The ids of the points this call runs."""
+    earlier: int = 0
+    """Finished points an earlier sweep stored in the folder, which this call keeps."""
+    total: int = 0
+    """The grid's points, stored or not."""
 
     def stored_on_disk(self) -> int:
         """The points of this call stored ``ok``, counted in the folder: an interrupted sweep

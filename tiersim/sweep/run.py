@@ -328,6 +328,7 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     remove_stale_temps(out)  # a killed sweep may leave one per worker; no writer is active now
     if tally is not None:
         tally.folder, tally.pending = points_dir(out), tuple(p.id for p in pending)
+        tally.earlier, tally.total = len(plan.points) - len(pending), len(plan.points)
     with _new_manifest(out, plan, runner, kept_bases(records, base_digest(plan.base))):
         _remove_stale_outputs(out, records, pending, [p.id for p in plan.points])
         described = table_rows(out)  # the table an old report.html describes, if any

@@ -1,0 +1,47 @@
+"""Round 51, a new user's journey (an inference engineer choosing between KV offload,
+disaggregation and speculative decoding on Mooncake traffic): each place the user was misled,
+with the exact text they see."""
+
+from __future__ import annotations
+
+from test_hostile_inputs import run_cli, tiny_with
+
+import tiersim.sweep.run as sweep_run
+
+
+def test_a_resumed_sweep_stopped_again_says_its_earlier_points_are_kept(tmp_path, capsys,
+                                                                      monkeypatch):
+    # A Ray sweep killed with kill -9 kept 8 points; its resume, stopped with Ctrl-C after 4
+    # more, said "interrupted: 4 finished points stored in .../points", which reads as if the
+    # folder held 4: it holds 12 of 20. The line now names the points an earlier sweep stored.
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(extra="sweep:\n  seed: [1, 2, 3]\n"))
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", path, "--out", out, "--no-baselines", "--no-report")
+    assert code == 0, err
+    stored = sorted((out / "points").glob("*.json"))
+    for point in stored[1:]:
+        point.unlink()  # as if the first sweep had been killed after one point
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_run, "_execute", stopped)
+    code, err = run_cli(capsys, "sweep", path, "--out", out, "--no-baselines", "--no-report")
+    assert code != 0
+    assert err.splitlines()[-1] == (
+        f"interrupted: no point finished, so this sweep stored nothing in {out / 'points'} "
+        "(kept with the 1 an earlier sweep stored: 1 of 3 points done); run the same command "
+        "again to resume")
+
+
+def test_the_interrupted_line_counts_both_runs_points(tmp_path):
+    from tiersim.cli.sweep import interrupted_line
+
+    assert interrupted_line(tmp_path, 4, 8, 20) == (
+        f"interrupted: 4 finished points stored in {tmp_path / 'points'} (kept with the 8 an "
+        "earlier sweep stored: 12 of 20 points done); run the same command again to resume "
+        "(they are kept, not rerun)")
+    assert interrupted_line(tmp_path, 2) == (
+        f"interrupted: 2 finished points stored in {tmp_path / 'points'}; run the same command "
+        "again to resume (they are kept, not rerun)")
