@@ -45,3 +45,21 @@ def test_the_interrupted_line_counts_both_runs_points(tmp_path):
     assert interrupted_line(tmp_path, 2) == (
         f"interrupted: 2 finished points stored in {tmp_path / 'points'}; run the same command "
         "again to resume (they are kept, not rerun)")
+
+
+def test_a_speculative_acceptance_written_as_a_percent_is_told_so(tmp_path, capsys):
+    # `acceptance: 70` (meaning 70%) read only "must be one rate or k=3 rates, each in [0, 1]
+    # (got 70)"; every other share (an accuracy floor, an FPR) says it is one, not a percent.
+    spec = "    speculative: {k: 3, acceptance: %s}\n"
+    for written, hint in (("70", "(got 70); a share, not a percent: 0.7 for 70%"),
+                          ("[90, 60, 30]", "(got [90, 60, 30]); a share, not a percent: 0.9 "
+                                           "for 90%")):
+        path = tmp_path / "s.yaml"
+        path.write_text(tiny_with(("    replicas: 1\n", "    replicas: 1\n" + spec % written)))
+        code, err = run_cli(capsys, "run", path, "--no-baselines")
+        assert code == 1
+        assert err.splitlines()[-1].endswith(
+            "speculative.acceptance: must be one rate or k=3 rates, each in [0, 1] " + hint), err
+    path.write_text(tiny_with(("    replicas: 1\n", "    replicas: 1\n" + spec % "[0.9, 0.6]")))
+    code, err = run_cli(capsys, "run", path, "--no-baselines")
+    assert err.splitlines()[-1].endswith("(got [0.9, 0.6])"), err  # the count is the fault

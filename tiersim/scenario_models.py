@@ -29,6 +29,7 @@ from pydantic import (
 from tiersim.errors import (
     KeyedError,
     TiersimError,
+    percent_hint,
     unprintable,
     unprintable_words,
     yaml_written,
@@ -243,8 +244,10 @@ class SpeculativeConfig(_Strict):
     def _rates(self) -> SpeculativeConfig:
         rates = self.acceptance if isinstance(self.acceptance, list) else [self.acceptance]
         if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
+            over = [a for a in rates if a > 1]  # 70 for 0.7: a rate written as a percent
+            hint = percent_hint(over[0]) if len(rates) in (1, self.k) and over else ""
             raise KeyedError(("acceptance",), "must be one rate or k={k} rates, each in "
-                             "[0, 1] (got {acceptance})",
+                             "[0, 1] (got {acceptance})" + hint,
                              {"k": (("k",), self.k),
                               "acceptance": (("acceptance",), self.acceptance)})
         if self.draft_model is not None and "head_cost" in self.model_fields_set:
