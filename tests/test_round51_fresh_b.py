@@ -60,6 +60,8 @@ def test_a_speculative_acceptance_written_as_a_percent_is_told_so(tmp_path, caps
         assert code == 1
         assert err.splitlines()[-1].endswith(
             "speculative.acceptance: must be one rate or k=3 rates, each in [0, 1] " + hint), err
-    path.write_text(tiny_with(("    replicas: 1\n", "    replicas: 1\n" + spec % "[0.9, 0.6]")))
-    code, err = run_cli(capsys, "run", path, "--no-baselines")
-    assert err.splitlines()[-1].endswith("(got [0.9, 0.6])"), err  # the count is the fault
+    # the count is the fault; 2.5 may be the tokens per step (at most k + 1), not a percent
+    for written in ("[0.9, 0.6]", "2.5"):
+        path.write_text(tiny_with(("    replicas: 1\n", "    replicas: 1\n" + spec % written)))
+        code, err = run_cli(capsys, "run", path, "--no-baselines")
+        assert err.splitlines()[-1].endswith(f"(got {written})"), err

@@ -244,7 +244,9 @@ class SpeculativeConfig(_Strict):
     def _rates(self) -> SpeculativeConfig:
         rates = self.acceptance if isinstance(self.acceptance, list) else [self.acceptance]
         if len(rates) not in (1, self.k) or not all(0 <= a <= 1 for a in rates):
-            over = [a for a in rates if a > 1]  # 70 for 0.7: a rate written as a percent
+            # 70 for 0.7: a rate written as a percent; one of at most k + 1 may be the tokens
+            # per step or the mean acceptance length, so it is not called a percent
+            over = [a for a in rates if a > self.k + 1]
             hint = percent_hint(over[0]) if len(rates) in (1, self.k) and over else ""
             raise KeyedError(("acceptance",), "must be one rate or k={k} rates, each in "
                              "[0, 1] (got {acceptance})" + hint,
