@@ -4,7 +4,7 @@ with the exact text they see."""
 
 from __future__ import annotations
 
-from test_hostile_inputs import run_cli, tiny_with
+from test_hostile_inputs import ROOT, run_cli, tiny_with
 
 import tiersim.sweep.run as sweep_run
 
@@ -65,3 +65,22 @@ def test_a_speculative_acceptance_written_as_a_percent_is_told_so(tmp_path, caps
         path.write_text(tiny_with(("    replicas: 1\n", "    replicas: 1\n" + spec % written)))
         code, err = run_cli(capsys, "run", path, "--no-baselines")
         assert err.splitlines()[-1].endswith(f"(got {written})"), err
+
+
+def test_a_window_far_past_the_traces_end_says_what_the_run_replays(tmp_path, capsys):
+    # Mooncake's synthetic trace spans 1,022 s; a sweep at `window: [0, 3600]` ran silently
+    # and its report's provenance read "trace window (s) 0, 3600", as if it were an hour of
+    # traffic. The run now says what it replays (the summary's duration said 1,022 s).
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("path: azure2023_code.parquet", "path: mooncake_synthetic.parquet"),
+                              ("window: [240, 360]", "window: [0, 3600]")))
+    code, err = run_cli(capsys, "run", path, "--no-baselines")
+    assert code == 0, err
+    trace = ROOT / "tiersim" / "traces" / "mooncake_synthetic.parquet"
+    assert (f"note: {trace}: trace.window [0, 3600] reaches past the trace's last request, "
+            "which arrives 1,022 s into it: the run replays those 1,022 s of traffic (and their "
+            "drain), not 3,600 s") in err.replace("\n", " "), err
+    path.write_text(tiny_with(("path: azure2023_code.parquet", "path: mooncake_synthetic.parquet"),
+                              ("window: [240, 360]", "window: [0, 1200]")))
+    code, err = run_cli(capsys, "run", path, "--no-baselines")
+    assert "reaches past" not in err  # 178 s past its end: a round number, not a misread span

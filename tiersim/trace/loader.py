@@ -181,7 +181,8 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
         notes = [*notes, *window_notes]
     notes = [text for note in notes for text in (
         note.within(rows) if isinstance(note, ModelMix | units.CoarseNote) else [note])]
-    notes = [*units.unfollowed(notes, time_scale), *_late_start(table, window, time_scale)]
+    notes = [*units.unfollowed(notes, time_scale), *_late_start(table, window, time_scale),
+             *_early_end(table, window, time_scale)]
     data = _file_rows(table, name, rows)
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if data is None else int(data[0]),
                          src.header_lines, None if data is None or _one_run(data) else data,
@@ -423,6 +424,27 @@ def _late_start(table: pd.DataFrame, window, time_scale: float) -> list[str]:
             f"start at 0 s ({zero}): {lead:,.0f} of the {total:,.0f} s replayed to the last "
             f"arrival ({lead / total:.0%}) hold no request and are billed; to start at the "
             f"first request set {_window_hint(t + offset)}"]
+
+
+MIN_TAIL_S = 600.0
+"""Least window time after the last request that :func:`_early_end` notes (a window a few
+minutes past a short trace's end is a user's round number, not a misread span)."""
+
+
+def _early_end(table: pd.DataFrame, window, time_scale: float) -> list[str]:
+    """A note when ``window`` runs on well past the trace's last request (its requests all
+    arrive in less than half of it): the run ends when they are served, so it replays the
+    trace's span, not the window written (a report's provenance names the window, a user
+    reading "0, 3600" would take the run for an hour of traffic)."""
+    if window is None or time_scale != 1.0:
+        return []
+    start, end = float(window[0]), float(window[1])
+    last = float(table["arrival_s"].to_numpy()[-1])  # from the window's start
+    if not math.isfinite(end) or last >= (end - start) / 2 or end - start - last < MIN_TAIL_S:
+        return []
+    return [f"trace.window [{_number(start)}, {_number(end)}] reaches past the trace's last "
+            f"request, which arrives {last:,.0f} s into it: the run replays those "
+            f"{last:,.0f} s of traffic (and their drain), not {end - start:,.0f} s"]
 
 
 def _window_hint(t: np.ndarray) -> str:
