@@ -84,3 +84,31 @@ def test_a_window_far_past_the_traces_end_says_what_the_run_replays(tmp_path, ca
                               ("window: [240, 360]", "window: [0, 1200]")))
     code, err = run_cli(capsys, "run", path, "--no-baselines")
     assert "reaches past" not in err  # 178 s past its end: a round number, not a misread span
+
+
+def test_a_sweep_reports_points_table_shows_each_caching_tiers_hit_rate(tmp_path, capsys):
+    # A sweep of KV offload capacities: the report's Points table showed cost and p99s per
+    # point but not the prefix-cache hit rate the capacity buys (sweep.parquet only). It now
+    # has each caching tier's hit rate and its unbounded-cache bound, as the parquet holds them.
+    import pandas as pd
+
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(
+        ("path: azure2023_code.parquet", "path: mooncake_synthetic.parquet"),
+        ("window: [240, 360]", "window: [0, 60]"),
+        ("    replicas: 1\n    cost_per_gpu_hour: 3.50\n  - name: bf16",
+         "    replicas: 1\n    cost_per_gpu_hour: 3.50\n    scheduler:\n"
+         "      enable_prefix_caching: true\n      kv_offload:\n"
+         "        - {name: host, capacity_gb: 10, read_gb_s: 50, write_gb_s: 50}\n"
+         "  - name: bf16"),
+        extra="sweep:\n  tiers.w4a16.scheduler.kv_offload.host.capacity_gb: [1, 100]\n"))
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", path, "--out", out, "--no-baselines")
+    assert code == 0, err
+    page = (out / "report.html").read_text()
+    assert ("<th>prefix cache hit rate, w4a16 (fraction of prompt tokens)</th>"
+            "<th>unbounded-cache bound, w4a16 (fraction)</th>") in page
+    assert "hit rate, bf16" not in page  # the bf16 tier caches nothing
+    table = pd.read_parquet(out / "sweep.parquet")
+    for rate in table["tiers.w4a16.prefix_hit_rate"]:
+        assert f"<td class=\"num\">{rate:.3g}</td>" in page, rate

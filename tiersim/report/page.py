@@ -637,19 +637,22 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
     rows += [[f"axis {a}", _axis_values(sweep[a])] for a in data.sweep_axes if a in sweep]
     metrics = [m for m in SWEEP_METRICS if m in sweep]
     metrics += [m for m in SWEEP_ROUTER_METRICS if m in sweep and _has_rate(sweep[m], m)]
+    hits = _prefix_hit_columns(sweep)
+    metrics += list(hits)
     cols = [*data.sweep_axes, *metrics, "status", "error"]
     cols = [c for c in cols if c in sweep]
     shown = sweep.head(limit)[cols].astype(object)
     shown = shown.where(shown.notna(), None)
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
-    for col, count in (("accuracy", 4), *((c, SIG_FIGURES) for c in SWEEP_FRACTIONS)):
+    for col, count in (("accuracy", 4),
+                       *((c, SIG_FIGURES) for c in (*SWEEP_FRACTIONS, *hits))):
         if col in shown and col not in data.sweep_axes:  # the accuracy to 4 figures, as a
             # run's is printed; a fraction that is not 1 never as 1 (to_figures: an SLO
             # attainment of 0.9996 read 1.00); an axis (router.fpr) as its cells show it
             shown[col] = pd.Series([to_figures(v, count) for v in shown[col]],
                                    index=shown.index, dtype=object)
-    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep)}
+    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits}
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
         if len(sweep) > limit else ""
@@ -702,6 +705,23 @@ def _sweep_notes(sweep: pd.DataFrame) -> str:
     if not lines:
         return ""
     return "<h3>Notes</h3><ul>" + "".join(f"<li>{page_text(t)}</li>" for t in lines) + "</ul>"
+
+
+def _prefix_hit_columns(sweep: pd.DataFrame) -> dict[str, str]:
+    """Each tier's prefix-cache hit rate and its unbounded-cache bound, named, where some
+    point caches prefixes on that tier: a sweep of ``kv_offload`` capacities showed latency
+    and cost per point but not the hit rate the capacity buys (it was in ``sweep.parquet``
+    only)."""
+    names = {}
+    for col in sweep.columns:
+        tier = col[len("tiers."):-len(".prefix_hit_rate")]
+        if (col.startswith("tiers.") and col.endswith(".prefix_hit_rate")
+                and pd.to_numeric(sweep[col], errors="coerce").notna().any()):
+            names[col] = f"prefix cache hit rate, {tier} (fraction of prompt tokens)"
+            bound = f"tiers.{tier}.prefix_hit_bound"
+            if bound in sweep:
+                names[bound] = f"unbounded-cache bound, {tier} (fraction)"
+    return names
 
 
 def _has_rate(column: pd.Series, name: str) -> bool:
