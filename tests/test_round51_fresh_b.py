@@ -112,3 +112,25 @@ def test_a_sweep_reports_points_table_shows_each_caching_tiers_hit_rate(tmp_path
     table = pd.read_parquet(out / "sweep.parquet")
     for rate in table["tiers.w4a16.prefix_hit_rate"]:
         assert f"<td class=\"num\">{rate:.3g}</td>" in page, rate
+
+
+def test_a_seed_check_whose_seeds_change_nothing_says_so(tmp_path, capsys):
+    # A KV offload plan (one tier, uniform router, no speculative decoding) printed "meets the
+    # SLOs at 4 of 4 seeds (0, 1, 2, 3)" and one p99 per figure: the seed draws nothing its
+    # latencies depend on, so the four seeds were one run's verdict four times, read as
+    # robustness. The figures line now says so (console and report share the lines).
+    from tiersim.cli.plan_seeds import seed_check_lines
+
+    rows = [{"seed": s, "ttft_p99_s": 2.6, "tpot_p99_s": 0.0462, "accuracy": 0.95}
+            for s in (0, 1)]
+    check = {"source": "modelled", "seeds": [0, 1], "planned_seed": 0, "met_seeds": [0, 1],
+             "ranges": {"ttft_p99_s": [2.6, 2.6], "tpot_p99_s": [0.0462, 0.0462],
+                        "accuracy": [0.95, 0.95]}, "per_seed": rows}
+    assert seed_check_lines(check)[2] == (
+        "    p99 TTFT 2.60 s, p99 TPOT 0.0462 s, expected accuracy 95.00% (the same p99s at "
+        "every seed: no draw the seed makes moves this fleet's latency, so the other seeds "
+        "check nothing about it)")
+    rows[1]["tpot_p99_s"] = 0.0463  # a speculative tier's draws move it: no such words
+    check["ranges"]["tpot_p99_s"] = [0.0462, 0.0463]
+    assert seed_check_lines(check)[2] == ("    p99 TTFT 2.60 s, p99 TPOT 0.0462 s to 0.0463 s, "
+                                          "expected accuracy 95.00%")
