@@ -134,3 +134,18 @@ def test_a_seed_check_whose_seeds_change_nothing_says_so(tmp_path, capsys):
     check["ranges"]["tpot_p99_s"] = [0.0462, 0.0463]
     assert seed_check_lines(check)[2] == ("    p99 TTFT 2.60 s, p99 TPOT 0.0462 s to 0.0463 s, "
                                           "expected accuracy 95.00%")
+
+
+def test_a_number_written_with_its_unit_is_told_to_drop_it(tmp_path, capsys):
+    # `capacity_gb: 50GB` and `window: [0, 10min]` read "input should be a valid number,
+    # unable to parse string as a number (got '50GB')": true, but not the fix.
+    fix = ("has a unit, which tiersim does not read; write the number alone, in the unit the "
+           "key's name gives (GB for a _gb key, seconds for a _s key and for trace.window)")
+    for old, new, said in (("window: [240, 360]", "window: [240, 6min]",
+                            "line 11: trace.window[1]: 6min "),
+                           ("tpot_p99_s: 0.1", "tpot_p99_s: 100 ms",
+                            "line 29: slo.tpot_p99_s: 100 ms ")):
+        path = tmp_path / "s.yaml"
+        path.write_text(tiny_with((old, new)))
+        code, err = run_cli(capsys, "run", path, "--no-baselines")
+        assert (code, err.splitlines()[-1]) == (1, f"Error: {path}: {said}{fix}"), err

@@ -132,11 +132,26 @@ def misspelt(text: str) -> str | None:
     number at all."""
     if WHOLE.match(text) or FRACTIONAL.match(text) or NON_FINITE.match(text):
         return None
-    for reading in (_base_sixty, _prefixed, _leading_zero, _underscores):
+    for reading in (_base_sixty, _prefixed, _leading_zero, _underscores, _with_unit):
         why = reading(text)
         if why is not None:
             return why
     return None
+
+
+_UNIT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]{1,5})")
+"""A decimal number with a unit word after it: ``50GB``, ``10min``, ``60 ms``."""
+
+
+def _with_unit(text: str) -> str | None:
+    """``50GB``, ``10min``: a number written with its unit, which tiersim never reads (each
+    key's unit is in its name, ``capacity_gb``, ``tpot_p99_s``, or its docs)."""
+    match = _UNIT.fullmatch(text)
+    if match is None:
+        return None
+    return (f"{shown(text)} has a unit, which tiersim does not read; write the number alone, "
+            "in the unit the key's name gives (GB for a _gb key, seconds for a _s key and "
+            "for trace.window)")
 
 
 def _base_sixty(text: str) -> str | None:
