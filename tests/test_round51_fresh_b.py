@@ -139,8 +139,8 @@ def test_a_seed_check_whose_seeds_change_nothing_says_so(tmp_path, capsys):
 def test_a_number_written_with_its_unit_is_told_to_drop_it(tmp_path, capsys):
     # `capacity_gb: 50GB` and `window: [0, 10min]` read "input should be a valid number,
     # unable to parse string as a number (got '50GB')": true, but not the fix.
-    fix = ("has a unit, which tiersim does not read; write the number alone, in the unit the "
-           "key's name gives (GB for a _gb key, seconds for a _s key and for trace.window)")
+    fix = ("has a unit, which tiersim does not read; write the number alone (a scenario key's "
+           "unit is in its name: GB for _gb, seconds for _s and for trace.window)")
     for old, new, said in (("window: [240, 360]", "window: [240, 6min]",
                             "line 11: trace.window[1]: 6min "),
                            ("tpot_p99_s: 0.1", "tpot_p99_s: 100 ms",
@@ -149,3 +149,13 @@ def test_a_number_written_with_its_unit_is_told_to_drop_it(tmp_path, capsys):
         path.write_text(tiny_with((old, new)))
         code, err = run_cli(capsys, "run", path, "--no-baselines")
         assert (code, err.splitlines()[-1]) == (1, f"Error: {path}: {said}{fix}"), err
+
+
+
+def test_a_flag_written_with_a_unit_is_told_to_drop_it(tmp_path, capsys):
+    code, err = run_cli(capsys, "sweep", tmp_path / "s.yaml", "--out", tmp_path / "o",
+                        "--workers", "4cpu")
+    assert (code, err.splitlines()[-1]) == (1, (
+        "Error: --workers: 4cpu has a unit, which tiersim does not read; write the number alone "
+        "(a scenario key's unit is in its name: GB for _gb, seconds for _s and for "
+        "trace.window); see tiersim sweep --help"))

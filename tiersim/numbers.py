@@ -147,11 +147,11 @@ def _with_unit(text: str) -> str | None:
     """``50GB``, ``10min``: a number written with its unit, which tiersim never reads (each
     key's unit is in its name, ``capacity_gb``, ``tpot_p99_s``, or its docs)."""
     match = _UNIT.fullmatch(text)
-    if match is None:
+    if match is None or match.group(2) in ("e", "E"):  # 1e: an exponent cut short
         return None
-    return (f"{shown(text)} has a unit, which tiersim does not read; write the number alone, "
-            "in the unit the key's name gives (GB for a _gb key, seconds for a _s key and "
-            "for trace.window)")
+    return (f"{shown(text)} has a unit, which tiersim does not read; write the number alone "
+            "(a scenario key's unit is in its name: GB for _gb, seconds for _s and for "
+            "trace.window)")
 
 
 def _base_sixty(text: str) -> str | None:
