@@ -82,7 +82,7 @@ def format_plan(result: PlanResult) -> str:
         star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, split["splits"])) else ""
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
                      f"{SCORE_WORDS}{star})")
-    from tiersim.cli.plan_seeds import seed_check_lines
+    from tiersim.results_seeds import seed_check_lines
 
     lines += seed_check_lines(result.seed_check)
     return "\n".join(lines)

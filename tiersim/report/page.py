@@ -810,7 +810,7 @@ def plan_section(plan: PlanResult) -> str:
 def seed_check_section(check: dict | None) -> str:
     """``tiersim plan --check-seeds``: the lines the plan prints of it (its count, ranges and
     where it failed), then each seed's figures; nothing where no seed was checked."""
-    from tiersim.cli.plan_seeds import CONSTRAINT_WORDS, seed_check_lines, share_ranges
+    from tiersim.results_seeds import CONSTRAINT_WORDS, seed_check_lines, share_ranges
 
     if not check:
         return ""

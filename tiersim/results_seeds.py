@@ -1,0 +1,96 @@
+"""The seed check of ``tiersim plan --check-seeds`` (:mod:`tiersim.cli.plan_seeds`) in words:
+the block ``tiersim plan`` prints and the plan's report shows, read from plan.json's
+``seed_check``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
+                    "accuracy": "accuracy floor", "dropped": "dropped requests"}
+"""A missed constraint of the seed check, in words."""
+
+
+
+def seed_check_lines(check: dict | None) -> list[str]:
+    """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
+    without one."""
+    from tiersim.results import accuracy_name, basis_words, figure_text, percent_text, share_text
+
+    if not check:
+        return []
+    seeds = check["seeds"]
+    n, met = len(seeds), check["met_seeds"]
+    others = seeds[1:]
+    lines = [f"  seed check ({check['source']}; seed {check['planned_seed']} planned, "
+             f"seeds {_seed_list(others)} checked):",
+             f"    meets the SLOs{_and_floor(check)} at {len(met)} of {n} seeds"
+             + (f" ({_seed_list(met)})" if met else "")]
+    r = check["ranges"]
+    figures = [f"p99 TTFT {_range(r['ttft_p99_s'], lambda v: figure_text(v, ' s'))}",
+               f"p99 TPOT {_range(r['tpot_p99_s'], lambda v: figure_text(v, ' s'))}",
+               f"{accuracy_name(check.get('accuracy_basis'))} "
+               f"{_range(r['accuracy'], lambda v: percent_text(v, 2))}"]
+    figures += [f"{t} share {_range(span, lambda v: percent_text(v, 1))}"
+                for t, span in share_ranges(check)]
+    lines.append("    " + ", ".join(figures) + _undrawn(check))
+    tier = check.get("baseline_uniform_tier")
+    if tier is not None and not check.get("baseline_is_plan"):
+        span = r.get("vs_uniform_frac")
+        per = basis_words(check.get("saving_basis"), 0.0)
+        shown = "-" if span is None else _range(span, share_text)
+        if span is not None and share_text(span[0]) == share_text(span[1]):
+            shown += " at every seed"
+        base_met = check.get("baseline_met_seeds") or []
+        lines.append(f"    saving{per} against uniform {tier} {shown}; uniform {tier} meets "
+                     f"the SLOs{_and_floor(check)} at {len(base_met)} of {n} seeds")
+    failed = check.get("failed") or []
+    if failed:
+        what = ("the saving is not robust to the router's / classifier's draws"
+                if tier is not None and not check.get("baseline_is_plan")
+                else "the fleet is not robust to the seed's draws")
+        where = "; ".join(f"{CONSTRAINT_WORDS.get(f['constraint'], f['constraint'])} missed "
+                          f"at seed{'s' * (len(f['seeds']) > 1)} {_seed_list(f['seeds'])}"
+                          for f in failed)
+        lines.append(f"    {what}: {where}")
+    return lines
+
+
+def _undrawn(check: dict) -> str:
+    """Words after the figures where every seed's p99 TTFT and TPOT are the same to the bit:
+    the seed draws nothing those depend on (a uniform router, no speculative decoding), so
+    "meets the SLOs at 4 of 4 seeds" is one run's verdict four times, not evidence of
+    robustness (a KV offload plan read as if checked against the seed's draws)."""
+    rows = check.get("per_seed") or []
+    if len(rows) < 2 or any(len({r.get(k) for r in rows}) != 1 or rows[0].get(k) is None
+                            for k in ("ttft_p99_s", "tpot_p99_s")):
+        return ""
+    return (" (the same p99s at every seed: no draw the seed makes moves this fleet's latency, "
+            "so the other seeds check nothing about it)")
+
+
+def _and_floor(check: dict) -> str:
+    """`` and the accuracy floor`` where the plan has one."""
+    return "" if check.get("accuracy_floor") is None else " and the accuracy floor"
+
+
+def share_ranges(check: dict) -> list[tuple[str, Any]]:
+    """A seed check's ``share_ranges`` as (tier, range) pairs in the planned design's order of
+    tiers (``tiers``): plan.json writes its maps with sorted keys, so the report, read from it,
+    listed bf16's share before fp8's where the plan printed fp8's first."""
+    ranges = check.get("share_ranges") or {}
+    order = [t for t in check.get("tiers") or [] if t in ranges]
+    return [(t, ranges[t]) for t in [*order, *(t for t in ranges if t not in order)]]
+
+
+def _seed_list(seeds: list[int]) -> str:
+    """``1, 2, 3``."""
+    return ", ".join(str(s) for s in seeds)
+
+
+def _range(span: list | None, show) -> str:
+    """``min-max`` (one figure where they print alike); '-' when unknown."""
+    if span is None:
+        return "-"
+    low, high = show(span[0]), show(span[1])
+    return low if low == high else f"{low} to {high}"
