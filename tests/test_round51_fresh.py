@@ -43,6 +43,17 @@ FP8_BF16_TP2 = textwrap.dedent("""\
     """)
 
 
+def _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch) -> str:
+    """stderr of ``tiersim run`` (no baselines, no report) of :data:`FP8_BF16_TP2` on a
+    BurstGPT copy of the bundled conversation trace, in ``tmp_path``; the run must succeed."""
+    monkeypatch.chdir(tmp_path)
+    burstgpt_csv(tmp_path / "ours.csv")
+    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
+    capsys.readouterr()
+    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
+    return capsys.readouterr().err
+
+
 def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, capsys,
                                                                     monkeypatch):
     """FP8 and BF16 tiers of Llama-3.1-70B at TP2 behind the ``floor`` router with an
@@ -51,12 +62,7 @@ def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, ca
     and the note told the user to "route to it (router.policy: floor with an accuracy_floor,
     say)", the setting the scenario had. It now says why the router left the tier out, and
     what would change that. The prices are the shipped H200 profile's (they move with it)."""
-    monkeypatch.chdir(tmp_path)
-    burstgpt_csv(tmp_path / "ours.csv")
-    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
-    capsys.readouterr()
-    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
-    err = capsys.readouterr().err
+    err = _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch)
     idle = [line for line in err.splitlines() if "ran no request" in line]
     assert idle == [
         "note: s.yaml: tier fp8 ran no request (router floor, which weighs each tier's cost "
@@ -114,12 +120,7 @@ def test_a_floor_judged_on_priors_alone_is_told(tmp_path, capsys, monkeypatch):
     (0.949) was judged on qllm-eval's per-precision priors, alike for every model, and the
     run (and plan) said only "prior" beside each accuracy; the plan chose uniform FP8 at a
     realised 94.99 % against that floor. A note now says the floor rests on placeholders."""
-    monkeypatch.chdir(tmp_path)
-    burstgpt_csv(tmp_path / "ours.csv")
-    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
-    capsys.readouterr()
-    assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
-    err = capsys.readouterr().err
+    err = _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch)
     assert [line for line in err.splitlines() if "per-precision priors" in line] == [
         "note: s.yaml: no tier states its accuracy and the trace has no correct_<tier> labels, "
         "so accuracy_floor 0.949 is judged on qllm-eval's per-precision priors, alike for "

@@ -11,6 +11,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "tiersim" / "scenarios"
 
 
+
+def _edited_tiny_error(tmp_path, capsys, monkeypatch, old: str, new: str) -> str:
+    """The one error line of ``tiersim run`` on a copy of the bundled tiny.yaml with ``old``
+    replaced by ``new``; the run must make no output folder."""
+    monkeypatch.chdir(tmp_path)
+    text = (SCENARIOS / "tiny.yaml").read_text()
+    assert old in text
+    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert not (tmp_path / "o").exists()
+    return line
+
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("seed: 0", "5: 7", "line 4: key 5 is a number, where the keys are names; write the name, "
      "or quote it ('5') if it is one"),
@@ -25,13 +37,8 @@ def test_a_whole_number_key_of_a_scenario_map_is_named_as_a_number(tmp_path, cap
     told "line 4: [5]: keys should be strings (got 7)": pydantic's words, the key shown as a
     list index and the *value* quoted as what was got. A float, date or true key was already
     told that YAML reads it as no name; a whole number is now told so too."""
-    monkeypatch.chdir(tmp_path)
-    text = (SCENARIOS / "tiny.yaml").read_text()
-    assert old in text
-    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
-    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    line = _edited_tiny_error(tmp_path, capsys, monkeypatch, old, new)
     assert line == f"Error: s.yaml: {said}"
-    assert not (tmp_path / "o").exists()
 
 
 SKIP_WORDS = ("must be a whole number of tokens (prompt + output), from 1 to 100,000,000: the "
@@ -60,13 +67,8 @@ def test_a_refused_number_is_quoted_as_the_file_writes_it(tmp_path, capsys, monk
     """``skip_longer_than: 2e9`` was told "(got 2000000000.0)" and ``1e308`` "(got 1e+308)",
     as Python writes the floats; so was ``gpu_memory_utilization: 2e9``. Values are spelt as
     the file writes them, as every other key's bound already was."""
-    monkeypatch.chdir(tmp_path)
-    text = (SCENARIOS / "tiny.yaml").read_text()
-    assert old in text
-    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
-    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    line = _edited_tiny_error(tmp_path, capsys, monkeypatch, old, new)
     assert line == f"Error: s.yaml: {said}"
-    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(("second", "kind"), [
@@ -200,9 +202,5 @@ def test_a_list_too_long_is_told_in_the_scenarios_words(tmp_path, capsys, monkey
                                                         said):
     """``window: [240, 360, 400]`` read "tuple should have at most 2 items after validation,
     not 3": pydantic's words ("after validation", a tuple the file does not write)."""
-    monkeypatch.chdir(tmp_path)
-    text = (SCENARIOS / "tiny.yaml").read_text()
-    assert old in text
-    (tmp_path / "s.yaml").write_text(text.replace(old, new, 1))
-    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    line = _edited_tiny_error(tmp_path, capsys, monkeypatch, old, new)
     assert line == f"Error: s.yaml: {said}"
