@@ -436,8 +436,8 @@ def _early_end(table: pd.DataFrame, window, time_scale: float) -> list[str]:
     arrive in less than half of it): the run ends when they are served, so it replays the
     trace's span, not the window written (a report's provenance names the window, a user
     reading "0, 3600" would take the run for an hour of traffic)."""
-    if window is None or time_scale != 1.0:
-        return []
+    if window is None or time_scale != 1.0 or window[1] is None:
+        return []  # an open end ([start, null]) is the trace's own end
     start, end = float(window[0]), float(window[1])
     last = float(table["arrival_s"].to_numpy()[-1])  # from the window's start
     if not math.isfinite(end) or last >= (end - start) / 2 or end - start - last < MIN_TAIL_S:
