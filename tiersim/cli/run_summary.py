@@ -117,14 +117,11 @@ def router_rows(r: RunResult, accuracy_source: str,
     the floor, and the routed cost against the cheapest adequate uniform tier (an estimate
     says so and is never the headline)."""
     router = r.router
-    def pct(value):
-        return fmt(value, " %", 100)
-
     refused = ("" if router.escalation_refused_rate is None else
                f" ({fmt(router.escalation_refused_rate, ' %', 100)} refused by the first tier)")
     rows = [(
         f"router ({router.policy}): FPR / FNR / escalated",
-        f"{pct(router.fpr)} / {pct(router.fnr)} / "
+        f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)} / "
         f"{fmt(router.escalation_rate, ' %', 100)}{refused}",
         f"this run's routing, scored on {routing_source or accuracy_source}",
     )]
