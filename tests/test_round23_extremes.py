@@ -137,12 +137,12 @@ def test_an_estimate_with_no_baseline_gives_its_own_reason(tmp_path, capsys):
     -, no uniform fleet meets the SLOs and this run's accuracy (or the floor): none to compare
     with (uniform fleets table)": SLOs no estimate is held to, a table never printed."""
     assert _saving_row(tmp_path, capsys, 0.99, 20_000) == [
-        "estimated saving vs uniform", "-", "no uniform fleet's estimate reaches this run's "
-        "accuracy (or the floor): none to compare with (estimate; --baselines simulates)"]
+        "estimated saving vs uniform", "-", "no uniform fleet's estimate reaches the accuracy "
+        "floor: none to compare with (estimate; --baselines simulates)"]
 
 
 def test_an_estimate_names_the_uniform_fleet_that_cannot_serve_every_request(tmp_path, capsys):
     assert _saving_row(tmp_path, capsys, 0.99, 4096) == [
         "estimated saving vs uniform", "-", "all w4a16 drops 1 request longer (prompt + output) "
-        "than w4a16's max_model_len 4,096 at any size; no other reaches this run's accuracy "
-        "(or the floor): none to compare with (estimate; --baselines simulates)"]
+        "than w4a16's max_model_len 4,096 at any size; no other reaches the accuracy floor: "
+        "none to compare with (estimate; --baselines simulates)"]

@@ -82,22 +82,25 @@ def test_the_saving_row_names_uniform_fleets_no_size_makes_feasible():
     fleet drops them at any size, so none is a baseline. The estimate's row said so ("all w4
     drops 9 requests longer ... at any size"), the simulated one only "no uniform fleet meets
     the SLOs and this run's accuracy (or the floor)" beside a table where both met the floor.
-    Now the simulated row names them too (tests/test_round21_results2.py: every fleet so)."""
+    Now the simulated row names them too (tests/test_round21_results2.py: every fleet so).
+    Round 52: the row names the accuracy in force, here "this run's accuracy" (no floor set),
+    where it read "this run's accuracy (or the floor)" (tests/test_round52_fresh52.py)."""
     from tiersim.results import RunResult
 
     def words(*uniform):
         savings = SimpleNamespace(baseline_uniform_tier=None, estimated=False, uniform=uniform)
-        run = SimpleNamespace(savings=savings, requests=3_993, completed=3_984)
+        run = SimpleNamespace(savings=savings, requests=3_993, completed=3_984,
+                              accuracy_floor=None)
         return RunResult.no_baseline_words(run)
 
     long = "drops 9 requests longer (prompt + output) than w4's max_model_len 163,840 at any size"
     assert words(SimpleNamespace(tier="w4", infeasible=long),
                  SimpleNamespace(tier="fp8", infeasible=None)) == (
         "all w4 drops 9 requests longer (prompt + output) than w4's max_model_len 163,840 at any "
-        "size; no other meets the SLOs and this run's accuracy (or the floor): none to compare "
+        "size; no other meets the SLOs and this run's accuracy: none to compare "
         "with (uniform fleets table)")
     assert words(SimpleNamespace(tier="w4", infeasible=None)) == (
-        "no uniform fleet meets the SLOs and this run's accuracy (or the floor): none to "
+        "no uniform fleet meets the SLOs and this run's accuracy: none to "
         "compare with (uniform fleets table)")
 
 

@@ -330,8 +330,14 @@ class RunResult:
         makes feasible is named with why ("all fp8 drops 9 requests longer (prompt + output)
         than fp8's max_model_len 163,840 at any size"), in simulated savings as in estimated
         ones; before, the simulated row read only "no uniform fleet meets the SLOs and this
-        run's accuracy (or the floor)", though its table said every fleet met the floor."""
+        run's accuracy (or the floor)", though its table said every fleet met the floor. The
+        accuracy a fleet is held to is named as the one in force (:func:`~tiersim.
+        results_accuracy.baseline_floor`): "the accuracy floor" where the scenario sets one,
+        else "this run's accuracy"; before, both were named ("this run's accuracy (or the
+        floor)"), and a run at 79.84 % under a floor of 80 % read that no uniform fleet met
+        its accuracy beside a uniform BF16 fleet that met the SLOs at 79.84 %."""
         s = self.savings
+        held = "the accuracy floor" if self.accuracy_floor is not None else "this run's accuracy"
         if s is None or s.baseline_uniform_tier is not None:
             return None
         if s.uniform and self.requests == 0:
@@ -343,17 +349,16 @@ class RunResult:
         if s.estimated and s.uniform:  # no SLO is checked and no table printed for estimates
             why = [f"all {b.tier} {b.infeasible}" for b in s.uniform if b.infeasible]
             if len(why) < len(s.uniform):
-                why.append("no other reaches this run's accuracy (or the floor)" if why else
-                           "no uniform fleet's estimate reaches this run's accuracy (or the "
-                           "floor)")
+                why.append(f"no other reaches {held}" if why else
+                           f"no uniform fleet's estimate reaches {held}")
             return f"{'; '.join(why)}: none to compare with (estimate; --baselines simulates)"
         if s.uniform:  # a fleet infeasible at any size says why, as an estimate's row does
             why = [f"all {b.tier} {b.infeasible}" for b in s.uniform if b.infeasible]
             if why and len(why) < len(s.uniform):
-                why.append("no other meets the SLOs and this run's accuracy (or the floor)")
+                why.append(f"no other meets the SLOs and {held}")
             return (f"{'; '.join(why)}: none to compare with (uniform fleets table)" if why else
-                    "no uniform fleet meets the SLOs and this run's accuracy (or the floor): "
-                    "none to compare with (uniform fleets table)")
+                    f"no uniform fleet meets the SLOs and {held}: none to compare with "
+                    "(uniform fleets table)")
         return None
 
     def _misses(self) -> list[tuple[str, list[str]]]:
