@@ -76,3 +76,31 @@ def test_a_run_under_an_unreachable_floor_says_the_floor_in_console_and_report(t
     page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
     assert ("|saved vs that tier||no uniform fleet meets the SLOs and the accuracy floor: none "
             "to compare with (uniform fleets table)|") in page
+
+
+def test_readme_says_the_dense_4bit_roofline_is_derated_and_slower_to_prefill():
+    """A plan of Qwen3-32B on H200 (Azure code trace, prompts of 1,424 tokens at the median)
+    sized uniform W4A16 at 24 x 1 GPU ($84/hour) against uniform BF16's 10 x 2 ($70/hour): its
+    dense GEMMs have no measured table and read the weight-only roofline at 80% of the BF16
+    GEMM's rate (``dequant_factor``), which README.md named only as "BF16 maths". The README
+    now states the derating and a step it gives; the figures are the shipped H200 profile's
+    (BF16 measured, W4A16 roofline) and move only with it or the roofline's constants."""
+    from pathlib import Path
+
+    from tiersim.perf import build_step_model, default_profile_name, resolve_profile
+    from tiersim.perf.base import StepShape
+    from tiersim.perf.roofline import RooflineConstants
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert ("uses a weight-only roofline (4-bit bytes, BF16 maths), never FP4 maths on Hopper, "
+            "its maths at 80% of the BF16 GEMM's rate for the unpacking (`dequant_factor` in "
+            "`tiersim/perf/roofline.py`, a rule of thumb: no dense 4-bit table is measured), so "
+            "a dense model's W4A16 tier, and NVFP4's on Hopper, prefills slower than its BF16 "
+            "one (Llama-3.1-8B on one H200, a 2,048-token prefill step: 63.1 ms against BF16's "
+            "measured 48.1 ms) and on prompt-heavy traffic can need more GPUs than BF16.") in readme
+    assert RooflineConstants().dequant_factor == 0.8
+    profile = resolve_profile(default_profile_name())
+    step = StepShape(prefill_chunks=((2048, 0),))
+    ms = {p: 1e3 * build_step_model("Llama-3.1-8B", p, "h200", profile=profile).step_time(step)
+          for p in ("bf16", "w4a16", "nvfp4")}
+    assert f"{ms['w4a16']:.1f} {ms['nvfp4']:.1f} {ms['bf16']:.1f}" == "63.1 63.1 48.1"
