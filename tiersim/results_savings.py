@@ -43,7 +43,9 @@ class UniformBaseline:
     other field (absent from the JSON for an estimate, or a summary written before it).
     ``techniques``: the tier's serving techniques the fleet keeps (``spec decode k=3``,
     ``KV offload host``: :func:`techniques_words`; absent for a plain tier or an estimate),
-    shown with its size as its split is.
+    shown with its size as its split is. ``ttft_p99_s``/``tpot_p99_s``: the sized fleet's
+    p99s, what the routed fleet's are compared with (absent from the JSON where no size met
+    the SLOs, for an estimate, or in a summary written before them).
     """
 
     tier: str
@@ -57,13 +59,15 @@ class UniformBaseline:
     cost_per_hour_usd: float | None = None
     accuracy_source: str | None = None
     techniques: str | None = None
+    ttft_p99_s: float | None = None
+    tpot_p99_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
         for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source",
-                    "techniques"):
+                    "techniques", "ttft_p99_s", "tpot_p99_s"):
             if out[key] is None:
                 out.pop(key)
         return out

@@ -197,7 +197,8 @@ def _baseline(u: UniformRun) -> UniformBaseline:
     """A sized uniform fleet as ``savings.uniform`` gives it: no size when none met the SLOs
     (where the search stopped reads like one), the reason instead."""
     size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
-            "prefill_replicas": u.prefill_replicas} if u.infeasible is None else {}
+            "prefill_replicas": u.prefill_replicas, "ttft_p99_s": u.ttft_p99_s,
+            "tpot_p99_s": u.tpot_p99_s} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
                            cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,

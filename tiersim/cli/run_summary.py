@@ -181,8 +181,9 @@ def baseline_table(r: RunResult):
     table = Table(title=f"uniform fleets, sized by simulation (cost {saving.cost_model}; "
                         f"{r.floor_words()}{'' if said is None else f'; {said}'})",
                   title_justify="left", caption_justify="left",
-                  caption="\n".join(f"all {b.tier} is infeasible: {b.infeasible}"
-                                     for b in saving.uniform if b.infeasible) or None)
+                  caption="\n".join([*(f"all {b.tier} is infeasible: {b.infeasible}"
+                                        for b in saving.uniform if b.infeasible),
+                                      *filter(None, [p99_line(r)])]) or None)
     routed = " + ".join(fleet_size(t.replicas, t.gpus_per_replica, t.prefill_replicas,
                                    t.techniques) for t in r.tiers)
     rows = [("routed (this run)", routed)]
@@ -208,6 +209,21 @@ def baseline_table(r: RunResult):
                   fmt(saving.routed_cost_usd),
                   *([fmt(saving.routed_cost_per_hour_usd)] if hourly else []))
     return table
+
+
+def p99_line(r: RunResult) -> str | None:
+    """The uniform fleets' p99 TTFT and TPOT beside the routed fleet's, what a planner gives
+    up or gains in latency for the saving (None where no uniform fleet was sized by
+    simulation: an estimate, or none met the SLOs)."""
+    sized = [(f"all {b.tier}", b.ttft_p99_s, b.tpot_p99_s) for b in r.savings.uniform
+             if b.ttft_p99_s is not None]
+    if not sized:
+        return None
+    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s)]
+    said = "; ".join(f"{name} {fmt(ttft, ' s')} / {fmt(tpot, ' ms', 1e3)}"
+                     for name, ttft, tpot in pairs)
+    return (f"p99 TTFT / TPOT (SLOs {fmt(r.slo_ttft_p99_s, ' s')} / "
+            f"{fmt(r.slo_tpot_p99_s, ' ms', 1e3)}): {said}")
 
 
 def agentic_tables(r: RunResult) -> list:

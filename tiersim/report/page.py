@@ -52,6 +52,7 @@ from tiersim.results import (
     by_planned_tier,
     dearer_words,
     design_verdict,
+    figure_text,
     floor_digits,
     in_margin_order,
     mix_rows,
@@ -450,19 +451,22 @@ def savings_section(run: RunResult) -> str:
     label = ("Savings (uniform fleets simulated)" if not s.estimated
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
+    timed = any(u.ttft_p99_s is not None for u in s.uniform)  # sized by simulation
     rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
              u.replicas if u.prefill_replicas is None and u.techniques is None else
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas, u.techniques)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
              to_figures(u.accuracy), u.cost_usd,
-             *([u.cost_per_hour_usd] if s.shows_rates else [])] for u in s.uniform]
+             *([u.cost_per_hour_usd] if s.shows_rates else []),
+             *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else [])] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
         for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
-                 *([s.routed_cost_per_hour_usd] if s.shows_rates else [])])
+                 *([s.routed_cost_per_hour_usd] if s.shows_rates else []),
+                 *(_p99_cells(run.ttft_p99_s, run.tpot_p99_s) if timed else [])])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
@@ -483,8 +487,15 @@ def savings_section(run: RunResult) -> str:
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      run.accuracy_label, "cost (USD)",
-                     *(["cost (USD per hour)"] if s.shows_rates else [])], rows)
+                     *(["cost (USD per hour)"] if s.shows_rates else []),
+                     *(["TTFT p99", "TPOT p99"] if timed else [])], rows)
             + closed_form_note(run))
+
+
+def _p99_cells(ttft_s: float | None, tpot_s: float | None) -> list[str]:
+    """A fleet's p99 TTFT and TPOT as the console's uniform-fleets line writes them ("-" for
+    a fleet with none)."""
+    return [figure_text(ttft_s, " s"), figure_text(tpot_s, " ms", 1e3)]
 
 
 def _savings_cost_model(run: RunResult, s) -> str:

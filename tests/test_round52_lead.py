@@ -1,0 +1,58 @@
+"""Round 52, lead: the uniform fleets' p99s beside the routed fleet's.
+
+A planner asked "what do I give up in p99 latency against BF16 alone?" and the run could not
+answer: the uniform fleets were sized by simulation, but summary.json, the console and the
+report gave only their sizes, costs and accuracy (fresh52). Each sized fleet's p99 TTFT and TPOT
+now sit in ``savings.uniform.<tier>``, one console line under the uniform-fleets table and two
+report columns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def _run(tmp_path, capsys, *flags: str, **edits) -> tuple[str, dict, str]:
+    """``tiersim run`` of the tiny scenario (edited): its console, summary.json and report."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(**edits))
+    capsys.readouterr()
+    code = main(["run", str(path), "--out", str(tmp_path / "r"), *flags])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    return out.out, summary, (tmp_path / "r" / "report.html").read_text()
+
+
+def test_a_sized_uniform_fleets_p99s_are_its_own_run(tmp_path, capsys):
+    """The p99s in ``savings.uniform.bf16`` are those of a run of that fleet on its own (the
+    same trace and seed, every request to bf16 at the size the run found), and the console
+    line and the report give them with the routed fleet's."""
+    out, summary, page = _run(tmp_path, capsys)
+    bf16 = summary["savings"]["uniform"]["bf16"]
+    alone = tiny_doc(tiers=[{"name": "bf16", "precision": "bf16", "replicas": bf16["replicas"],
+                             "cost_per_gpu_hour": 3.5}],
+                     router={"policy": "uniform"})
+    (tmp_path / "alone").mkdir()
+    _, own, _ = _run(tmp_path / "alone", capsys, "--no-baselines", **alone)
+    assert bf16["ttft_p99_s"] == own["ttft_p99_s"]
+    assert bf16["tpot_p99_s"] == own["tpot_p99_s"]
+    line = " ".join(out[out.index("p99 TTFT / TPOT (SLOs"):].split("wrote")[0].split())
+    assert line == ("p99 TTFT / TPOT (SLOs 2.00 s / 100 ms): all w4a16 0.578 s / 95.5 ms; "
+                    "all bf16 0.334 s / 78.2 ms; routed (this run) 0.277 s / 43.7 ms")
+    cells = re.findall(r"<td>bf16</td>(.*?)</tr>", page)[-1]
+    assert cells.endswith('<td>0.334 s</td><td>78.2 ms</td>')
+    assert "<th>TTFT p99</th><th>TPOT p99</th>" in page
+
+
+def test_an_estimate_gives_no_uniform_p99s(tmp_path, capsys):
+    """``--no-baselines`` sizes no uniform fleet: no p99 keys, no console line, no columns."""
+    out, summary, page = _run(tmp_path, capsys, "--no-baselines")
+    for fleet in summary["savings"]["uniform"].values():
+        assert "ttft_p99_s" not in fleet and "tpot_p99_s" not in fleet
+    assert "p99 TTFT / TPOT (SLOs" not in out
+    assert "<th>TTFT p99</th>" not in page
