@@ -231,6 +231,16 @@ class RunResult:
         so their column takes this name too."""
         return accuracy_name(None if self.router is None else self.router.basis)
 
+    NO_ACCURACY = "n/a: no request reached the fleet"
+    """The accuracy's text where no request reached the fleet (a response cache answered every
+    one): summary.json, sweep rows and the results then hold None, not NaN or 1.0."""
+
+    def accuracy_text(self, show, accuracy: float | None | str = "run") -> Any:
+        """``show(accuracy)`` (the run's own by default; the router's passed in), or
+        :attr:`NO_ACCURACY` where no request reached the fleet and so none was scored."""
+        value = self.accuracy if accuracy == "run" else accuracy
+        return self.NO_ACCURACY if value is None and not self.requests else show(value)
+
     @property
     def served_scope(self) -> str:
         """What the headline's latencies, SLO attainment, throughput, cost per output token

@@ -161,7 +161,7 @@ def paid(cost_model: str | None, cost_usd: float | None, rate: float | None) -> 
 
 
 def paid_order(cost_model: str | None, cost_usd: float, rate: float, tiers: int,
-               replicas: int, accuracy: float) -> tuple:
+               replicas: int, accuracy: float | None) -> tuple:
     """The order fleets meeting every constraint are chosen in, by ``tiersim plan`` for its
     plan and both ``tiersim plan`` and ``tiersim run`` for the uniform baseline of a saving:
     what is paid first (:func:`paid`, as the JSON files write it: 10 significant digits, so
@@ -171,7 +171,7 @@ def paid_order(cost_model: str | None, cost_usd: float, rate: float, tiers: int,
     (:func:`sig_order`: NaN last)."""
     basis = paid(cost_model, cost_usd, rate)
     return (sig_order(math.inf if basis is None else basis), tiers, replicas,
-            sig_order(cost_usd), -accuracy)
+            sig_order(cost_usd), 0.0 if accuracy is None else -accuracy)
 
 
 def paid_share(cost_model: str | None, fleet: tuple[float | None, float | None],

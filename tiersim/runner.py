@@ -253,7 +253,9 @@ def _with_slo_check(saved, scenario: Scenario, run):
     met = run.dropped == 0 and all(within_slo(r.ttft_p99_s, slo.ttft_p99_s)
                                    and within_slo(r.tpot_p99_s, slo.tpot_p99_s) for r in held)
     floor = scenario.accuracy_floor
-    floor_met = None if floor is None else reaches_floor(saved.accuracy, floor)
+    # no request reached the fleet (accuracy None): no floor to judge (it read "missed")
+    floor_met = None if floor is None or saved.accuracy is None else \
+        reaches_floor(saved.accuracy, floor)
     checked = dataclasses.replace(saved, routed_slo_met=bool(met), routed_floor_met=floor_met)
     if checked.comparable:
         return checked

@@ -166,8 +166,8 @@ def savings_result(cost_model: str, fleet: Fleet, df: pd.DataFrame, result, info
     rate = float(costs.provisioned_totals(fleet, 3600.0).sum())
     priced = (base.cost_usd, base.cost_per_hour_usd) if base else (None, None)
     return SavingsResult(
-        method="simulated", cost_model=cost_model, routed_cost_usd=routed, accuracy=accuracy,
-        accuracy_floor=floor, uniform=baselines,
+        method="simulated", cost_model=cost_model, routed_cost_usd=routed,
+        accuracy=_known(accuracy), accuracy_floor=_known(floor), uniform=baselines,
         baseline_uniform_tier=base.tier if base else None,
         vs_uniform_usd=_gap(base and base.cost_usd, routed),
         vs_uniform_frac=paid_share(cost_model, (routed, rate), priced),
@@ -199,7 +199,7 @@ def _baseline(u: UniformRun) -> UniformBaseline:
     size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
             "prefill_replicas": u.prefill_replicas, "ttft_p99_s": u.ttft_p99_s,
             "tpot_p99_s": u.tpot_p99_s} if u.infeasible is None else {}
-    return UniformBaseline(tier=u.tier, accuracy=u.accuracy, cost_usd=u.cost_usd,
+    return UniformBaseline(tier=u.tier, accuracy=_known(u.accuracy), cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
                            cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,
                            **size)
@@ -223,6 +223,13 @@ def routed_accuracy(df: pd.DataFrame, result, infos: list[TierInfo], basis: str)
         float("nan")
 
 
+def _known(value: float | None) -> float | None:
+    """``value``, or None for NaN: the accuracy of a run no request reached (a response cache
+    answered all) is None in the results, as summary.json writes it, not NaN (a mean over no
+    request) beside the run's own None."""
+    return None if value is None or value != value else float(value)
+
+
 def _gap(baseline: float | None, routed: float | None) -> float | None:
     """baseline - routed, None when either is missing."""
     return None if baseline is None or routed is None else float(baseline - routed)
@@ -240,12 +247,14 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                           first_tier=first, escalated=escalated,
                           uniform_costs=None, dropped=result.dropped, basis=basis,
                           unservable=longer)
-    baselines = tuple(UniformBaseline(tier=name, accuracy=v["accuracy"], cost_usd=v["cost_usd"],
+    baselines = tuple(UniformBaseline(tier=name, accuracy=_known(v["accuracy"]),
+                                      cost_usd=v["cost_usd"],
                                       infeasible=why.get(name))
                       for name, v in out["uniform"].items())
     return SavingsResult(
         method="estimated", cost_model="attributed", routed_cost_usd=out["routed_cost_usd"],
-        accuracy=out["accuracy"], accuracy_floor=out["accuracy_floor"], uniform=baselines,
+        accuracy=_known(out["accuracy"]), accuracy_floor=_known(out["accuracy_floor"]),
+        uniform=baselines,
         baseline_uniform_tier=out["baseline_uniform_tier"],
         vs_uniform_usd=out["vs_uniform_usd"], vs_uniform_frac=out["vs_uniform_frac"],
         **{k: out[k] for k in STATIC_SPLIT_FIELDS},

@@ -30,6 +30,7 @@ from tiersim.results import (
     reaches_floor,
     techniques_words,
 )
+from tiersim.results_figures import _unknown
 from tiersim.routing import TierInfo, score
 from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
 from tiersim.scenario import Scenario
@@ -275,8 +276,10 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
     floor = scenario.accuracy_floor  # else the floor router's own: it is held to it
     if floor is None and scenario.router.policy == "floor":
         floor = scenario.router.floor
-    lo, hi = s["accuracy_ci95"]
-    acc = s["accuracy"]
+    # no request reached the fleet (a response cache answered all): no accuracy and no
+    # interval, None as summary.json writes them (score gives NaN for a mean over none)
+    lo, hi = (None if _unknown(v) else v for v in s["accuracy_ci95"])
+    acc = None if _unknown(s["accuracy"]) else s["accuracy"]
     return RouterResult(
         policy=scenario.router.policy, basis=basis, accuracy=acc, accuracy_ci95=(lo, hi),
         fpr=s["fpr"], fnr=s["fnr"], fpr_among=s["fpr_among"], fnr_among=s["fnr_among"],
@@ -284,9 +287,8 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
         escalation_refused_rate=float(sent_on.mean()) if sent_on.any() else None,
         silent_failure_rate=s["silent_failure_rate"],
         first_tier_shares=s["first_tier_shares"], accuracy_floor=floor,
-        floor_met=None if floor is None or acc != acc else reaches_floor(acc, floor),
-        floor_met_ci95=None if floor is None or lo is None or lo != lo else
-        reaches_floor(lo, floor),
+        floor_met=None if floor is None or acc is None else reaches_floor(acc, floor),
+        floor_met_ci95=None if floor is None or lo is None else reaches_floor(lo, floor),
         fit=fit,
     )
 

@@ -8,6 +8,7 @@ from tiersim.errors import setting_written
 from tiersim.results import (
     FLOOR_TOLERANCE,
     PlanResult,
+    RunResult,
     accuracy_name,
     as_given,
     baseline_design,
@@ -150,8 +151,9 @@ def _accuracy_line(chosen: dict) -> str:
                " (no floor: the uniform baselines must reach it)")
     where = f"; source: {sources['source']}" if sources.get("source") else ""
     accuracy = chosen.get("accuracy")  # 0.99996 is not "100.00%" (percent_text)
-    shown = "-" if accuracy is None else percent_text(accuracy, 2)
-    return f"  {label}: {shown}{against}{where}"
+    if accuracy is None:  # no request reached the fleet: there is no floor to hold either
+        return f"  {label}: {RunResult.NO_ACCURACY} (a response cache answered every one){where}"
+    return f"  {label}: {percent_text(accuracy, 2)}{against}{where}"
 
 
 def _floor_above_accuracy(chosen: dict, result: PlanResult) -> list[str]:

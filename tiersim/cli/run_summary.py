@@ -103,7 +103,8 @@ def headline_table(r: RunResult):
             ("cost per hour (provisioned)", fmt(r.cost_per_hour_usd, " USD/hour"),
              PER_HOUR_WORDS)]),
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
-        (f"{r.accuracy_label}{scope}", fmt(r.accuracy, " %", 100, digits=4), acc),
+        (f"{r.accuracy_label}{scope}",
+         r.accuracy_text(lambda v: fmt(v, " %", 100, digits=4)), acc),
         *router_rows(r, acc, r.routing_source()),
     ]
     for row in rows:

@@ -94,7 +94,9 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
             out[key] = {"limit": limit, "value": value, "margin": limit - shown,
                         "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit),
                         **({"tier": tier} if tier else {})}
-    if c.accuracy_floor is not None:
+    if c.accuracy_floor is not None and o.accuracy is None:  # no request reached the fleet
+        out["accuracy"] = {"limit": c.accuracy_floor, "value": None, "margin": None, "met": True}
+    elif c.accuracy_floor is not None:
         out["accuracy"] = {"limit": c.accuracy_floor, "value": o.accuracy,
                            "margin": o.accuracy - c.accuracy_floor,
                            "met": reaches_floor(o.accuracy, c.accuracy_floor)}

@@ -85,12 +85,13 @@ class TierOutcome:
 @dataclass(frozen=True)
 class Outcome:
     """A simulated fleet: latencies, drops, accuracy and cost (``cost_usd`` under the cost
-    model over the run; ``cost_per_hour_usd`` the provisioned rate)."""
+    model over the run; ``cost_per_hour_usd`` the provisioned rate). ``accuracy`` is None
+    where no request reached the fleet (a response cache answered every one), as a run's."""
 
     ttft_p99_s: float | None
     tpot_p99_s: float | None
     dropped: int
-    accuracy: float
+    accuracy: float | None
     cost_usd: float
     cost_per_hour_usd: float
     duration_s: float
@@ -281,8 +282,9 @@ class SimEvaluator:
             a = router.assign(self.df, np.random.default_rng(self.seeds[2]))
             acc = expected_matrix(self.df, infos, self.basis(a))[np.arange(len(self.df)),
                                                                   a.final_tier]
-            # no request reaches the fleet (a response cache answered all): none it got wrong
-            self._routing[design] = (infos, a, float(acc.mean()) if acc.size else 1.0)
+            # no request reaches the fleet (a response cache answered all): no accuracy (None,
+            # as tiersim run gives it; it had read 1.0 here), and no floor to hold it to
+            self._routing[design] = (infos, a, float(acc.mean()) if acc.size else None)
         return self._routing[design]
 
     def basis(self, a: Assignment) -> str:
@@ -462,7 +464,7 @@ class SimEvaluator:
         e2e = np.concatenate([r.e2e for r in runs.values()])
         return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
                        tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
-                       accuracy=float(np.where(dropped, 0.0, exp).mean()) if n else 1.0,
+                       accuracy=float(np.where(dropped, 0.0, exp).mean()) if n else None,
                        cost_usd=self._cost(design, replicas, runs, passes, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))

@@ -365,7 +365,8 @@ class Planner(PlanAssembly, FeasibilityChecks):
             except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
             floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
-            if len(tiers) > 1 and floor is not None and not reaches_floor(accuracy, floor):
+            if len(tiers) > 1 and floor is not None and accuracy is not None \
+                    and not reaches_floor(accuracy, floor):
                 shown, limit = floor_pair(accuracy, floor)
                 return DesignResult(design, None, None, f"accuracy {shown} < floor {limit}",
                                     tried)

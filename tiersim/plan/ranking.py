@@ -5,6 +5,7 @@ plan's saving against the sized uniform fleets (:func:`compare`, :func:`drain_ga
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tiersim.plan.designs import DesignResult, _latency_met
@@ -55,7 +56,7 @@ def _simpler(r: DesignResult, plan: DesignResult) -> str | None:
     return None
 
 
-def _tie(accuracy: float, plans: float, simpler: str | None = None,
+def _tie(accuracy: float | None, plans: float | None, simpler: str | None = None,
          gap: str | None = None, baseline: bool = False,
          floored: bool = True) -> str:
     """A fleet meeting every constraint at the plan's cost, in words, with the rule that kept
@@ -73,6 +74,8 @@ def _tie(accuracy: float, plans: float, simpler: str | None = None,
     design found first (fewer tiers first, then the scenario's order of tiers). ``floored``:
     whether the plan has an accuracy floor (without one the accuracy given up is said against
     none: it read "the floor is met"). Before, it read "0.0% dearer than the plan"."""
+    if accuracy is None or plans is None:  # no request reached the fleet: no accuracy to rank
+        accuracy = plans = 0.0
     if simpler or gap:  # the ranks before the accuracy (_plan_order)
         kept = simpler or "kept as the cheaper over the trace"
         first = ("fewer tiers rank" if kept.startswith("kept as the simpler design") else
@@ -154,7 +157,9 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
     sized = [u for u in uniform if u.outcome is not None and _latency_met(u)]
     cost = routed.outcome.cost_usd
     floor = baseline_floor(floor, routed.outcome.accuracy)
-    meets = [u for u in sized if reaches_floor(u.outcome.accuracy, floor)]
+    # no request reached the fleet (None: a response cache answered all): no floor to hold
+    meets = [u for u in sized if floor is None or u.outcome.accuracy is None
+             or reaches_floor(u.outcome.accuracy, floor)]
     base = min(meets, key=lambda u: _plan_order(u, cost_model)) if meets else None
     return {
         "routed_cost_usd": cost,
@@ -168,13 +173,19 @@ def compare(routed: DesignResult, uniform: list[DesignResult], floor: float | No
         "vs_uniform_over_trace_frac": saved_share(cost, base.outcome.cost_usd) if base else None,
         "saving_basis": saving_basis(cost_model),
         "routed_cost_per_hour_usd": routed.outcome.cost_per_hour_usd,
-        **static_split_saving(cost_model, routed.outcome.accuracy, _costs(routed),
-                              [(*_costs(u), u.outcome.accuracy) for u in sized],
+        **static_split_saving(cost_model, _nan(routed.outcome.accuracy), _costs(routed),
+                              [(*_costs(u), _nan(u.outcome.accuracy)) for u in sized],
                               [u.design.tiers[0] for u in sized]),
         "accuracy_floor": floor,
         "baseline_uniform_cost_per_hour_usd": base.outcome.cost_per_hour_usd if base else None,
         "drain_gap": drain_gap(routed.outcome, base.outcome, cost_model) if base else None,
     }
+
+
+def _nan(accuracy: float | None) -> float:
+    """An accuracy as the static split takes it: NaN (no split reaches it) for None, where no
+    request reached the fleet."""
+    return math.nan if accuracy is None else accuracy
 
 
 def _costs(r: DesignResult) -> tuple[float, float]:

@@ -356,7 +356,7 @@ def run_headline(run: RunResult) -> str:
         *([] if run.cost_per_hour_usd is None else [
             ["cost per hour (provisioned)", run.cost_per_hour_usd, "USD/hour", PER_HOUR_WORDS]]),
         ["GPU-hours provisioned", run.gpu_hours, "h", GPU_HOURS_WORDS],
-        [f"{run.accuracy_label}{scope}", to_figures(run.accuracy), "fraction", acc],
+        [f"{run.accuracy_label}{scope}", run.accuracy_text(to_figures), "fraction", acc],
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     passes = run.passes_differ()  # a cascade's cheap tier runs more passes than it answers
@@ -384,7 +384,8 @@ def run_headline(run: RunResult) -> str:
     routed = f"this run's routing, scored on {run.routing_source()}"  # the console's words
     out += "<h3>Router</h3>" + table(["metric", "value", "source"], [
         ["policy", r.policy, "scenario"], ["accuracy basis", r.basis, acc],
-        ["accuracy", shown(r.accuracy), acc], ["accuracy 95% interval", r.interval_text(fmt), acc],
+        ["accuracy", run.accuracy_text(shown, r.accuracy), acc],
+        ["accuracy 95% interval", r.interval_text(fmt), acc],
         ["accuracy floor", shown(r.accuracy_floor), "scenario"],
         ["floor met", r.floor_met, acc], ["floor met by the interval's low end",
                                           r.floor_met_ci95, acc],
