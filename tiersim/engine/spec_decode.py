@@ -87,10 +87,28 @@ def draw_tokens(rng: random.Random, rates: list[float]) -> int:
     return n + 1
 
 
+KEY_SPAN = 10_000_019
+"""Request keys ``0 <= key < KEY_SPAN`` seed their draws with one integer per (seed, tier, key),
+``(seed x 1,000,003 + tier) x KEY_SPAN + key``; other keys with a string of the three."""
+
+
 def request_rng(seed: int, tier: int, idx: int) -> random.Random:
     """The per-request generator of acceptance draws (reproducible, order independent);
-    ``tier`` is the tier's :func:`tier_key`."""
-    return random.Random((seed * 1_000_003 + tier) * 10_000_019 + idx)
+    ``tier`` is the tier's :func:`tier_key`, ``idx`` the request's key (its trace
+    ``request_id``, any int64, else its row).
+
+    Within a run (one seed) no two (tier, key) pairs share a generator. A key in
+    ``[0, KEY_SPAN)`` seeds it with the integer it always has (so every run of such keys draws
+    what it drew before); the integer alone was not one-to-one beyond that range: key
+    ``KEY_SPAN + i`` on tier ``t`` seeded what key ``i`` seeds on tier ``t + 1``, and
+    ``random.Random`` seeds a negative integer as its absolute value. Any other key seeds it
+    with the text ``"tiersim-spec:{seed}:{tier}:{key}"``, which ``random.Random`` turns into
+    the text's bytes followed by their SHA-512 (deterministic, whatever ``PYTHONHASHSEED``):
+    one-to-one, and above 2**580, beyond every integer the first rule gives (under 2**110 for
+    seeds up to 2**63)."""
+    if 0 <= idx < KEY_SPAN:
+        return random.Random((seed * 1_000_003 + tier) * KEY_SPAN + idx)
+    return random.Random(f"tiersim-spec:{seed}:{tier}:{idx}")
 
 
 def tier_key(name: str) -> int:
