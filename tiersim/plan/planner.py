@@ -40,7 +40,7 @@ import math
 import warnings
 from typing import Any
 
-from tiersim.errors import IdleConfusion, Note, UnreachableFloor
+from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor
 from tiersim.plan.assembly import PlanAssembly
 from tiersim.plan.constraints import (  # noqa: F401 - re-exported
     OVERSHOOT_CAP,
@@ -360,9 +360,14 @@ class Planner(PlanAssembly, FeasibilityChecks):
             design = Design(tiers, tuple(self.gpus[n][level[n]] for n in tiers), setting)
             try:
                 _, assignment, accuracy = self.evaluator.routing(design)
-            except MemoryError:  # the plan's, not this design's: the command stops (one line)
-                raise
-            except Exception as err:  # noqa: BLE001 - a router that cannot serve this subset
+            except (TiersimError, ValueError) as err:
+                # a router that cannot serve this subset refuses it as a run of the design
+                # would: a ScenarioError (a cascade of one tier, a budget under the cheapest
+                # tier, a floor no cut reaches) or a ValueError (the router's settings refused,
+                # pydantic's ValidationError among them), as score_realised_if_read reads
+                # them. Anything else (a TypeError, KeyError, ZeroDivisionError, MemoryError)
+                # is a bug or the machine's, not this design's: it stops the plan, not
+                # a verdict "router: ..." that hid it among the designs.
                 return DesignResult(design, None, None, f"router: {_one_line(err)}", tried)
             floor = self.c.accuracy_floor  # checked first: a raised floor may send traffic up
             if len(tiers) > 1 and floor is not None and accuracy is not None \
