@@ -308,8 +308,10 @@ class SavingsResult:
     against a static split of the uniform fleets at the routed accuracy.
 
     ``method``: "simulated" (every uniform fleet was run) or "estimated" (uniform costs scaled
-    from this run's per-token costs: an estimate, never the headline). ``cost_model``: the
-    ledger the costs are in. ``vs_uniform_frac`` = 1 - routed / uniform baseline on
+    from this run's per-token costs: an estimate, never the headline; under per-request prices
+    the costs are exact and only the uniform fleets' SLOs unsimulated,
+    :attr:`priced_per_request`). ``cost_model``: the ledger the costs are in.
+    ``vs_uniform_frac`` = 1 - routed / uniform baseline on
     ``saving_basis`` (:func:`saving_basis`: USD/hour under provisioned cost, as ``tiersim plan``
     ranks fleets, else the cost over the trace), the baseline chosen in the plan's order
     (:func:`paid_order`); ``vs_uniform_usd`` and ``vs_uniform_over_trace_frac`` are the gap and
@@ -385,6 +387,17 @@ class SavingsResult:
     def estimated(self) -> bool:
         """True when the uniform costs are estimates, not simulations."""
         return self.method == "estimated"
+
+    PRICED_WORDS = ("every request at each uniform tier's cost_per_request_usd: exact at any "
+                    "fleet size; its SLOs not simulated (--baselines simulates)")
+    """Where an estimate under per-request prices comes from (``cost_model``
+    ``fixed_per_request``: :func:`tiersim.savings.per_request_priced`)."""
+
+    @property
+    def priced_per_request(self) -> bool:
+        """True for an estimate in per-request prices: its costs are exact, only the uniform
+        fleets' SLOs are not simulated."""
+        return self.estimated and self.cost_model == "fixed_per_request"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields; ``uniform`` as a map tier name -> baseline."""

@@ -161,6 +161,9 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
                 "uniform fleets are held to them; size this one with tiersim plan")
     frac, usd = saving.vs_uniform_frac, saving.vs_uniform_usd
     shown = saving_without_share(frac, usd) or share_text(frac)
+    if saving.priced_per_request:  # exact costs: labelled as such, not "(estimate)"
+        return (label, f"{dearer_words(frac, usd, None) or shown} (per-request prices)",
+                f"fixed_per_request; {saving.PRICED_WORDS}")
     if saving.estimated:  # a dearer fleet "costs 5.00 % more", as tiersim plan words it
         return (label, f"{dearer_words(frac, usd, None) or shown} (estimate)",
                 "estimate: per-token attributed cost, not simulated (--baselines simulates)")

@@ -450,6 +450,7 @@ def savings_section(run: RunResult) -> str:
     if s is None:
         return ""
     label = ("Savings (uniform fleets simulated)" if not s.estimated
+             else f"Estimated savings ({s.PRICED_WORDS})" if s.priced_per_request
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
     timed = any(u.ttft_p99_s is not None for u in s.uniform)  # sized by simulation
@@ -604,7 +605,8 @@ def closed_form_source(run: RunResult, params: dict) -> str:
     costs; under provisioned cost dc is the top fleet's USD/hour over the cheap one's, on the
     cheap fleet's duration), so the row can be recomputed from the page."""
     cheap, top, s = params.get("cheap"), params.get("top"), run.savings
-    fleets = "estimated from this run's per-token cost" if s.estimated else "sized by simulation"
+    fleets = ("priced per request, every request once" if s.priced_per_request else
+              "estimated from this run's per-token cost" if s.estimated else "sized by simulation")
     dc = (f"all {top}'s USD/hour over all {cheap}'s, on all {cheap}'s duration"
           if s.cost_model == "provisioned" and not s.estimated
           else f"all {top}'s cost less all {cheap}'s")
