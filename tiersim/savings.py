@@ -114,7 +114,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             infeasible=None if met else sized.infeasible or sized.missed,
             cost_per_hour_usd=o.cost_per_hour_usd if met else None,
             duration_s=max(o.duration_s, end_s) if met else None,
-            techniques=tier_techniques(scenario, configs[name])))
+            techniques=(o.tiers[name].techniques if o is not None  # at the size it ran
+                        else tier_techniques(scenario, configs[name]))))
     return out
 
 

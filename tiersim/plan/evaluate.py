@@ -456,7 +456,7 @@ class SimEvaluator:
             utilization=metrics.utilization(
                 r.busy_s, self.built(name, design.gpus(name)).spec(replicas[name]).replicas,
                 duration),
-            prefill=r.prefill, techniques=tier_techniques(self.scenario, self.by_name.get(name)))
+            prefill=r.prefill, techniques=self._techniques(name, design.gpus(name)))
             for name, r in runs.items()}
         rate = self._provisioned(design, replicas, 3600.0)
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second
@@ -468,6 +468,15 @@ class SimEvaluator:
                        cost_usd=self._cost(design, replicas, runs, passes, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
+
+    def _techniques(self, name: str, gpus: int) -> str | None:
+        """The serving techniques tier ``name`` runs on ``gpus`` GPUs per replica
+        (:func:`tiersim.fleet.tier_techniques` of the tier at that size: an offload level holds
+        a block of one GPU's KV at one tensor-parallel size and none at another); None for a
+        name the scenario does not list."""
+        if name not in self.by_name:
+            return None
+        return tier_techniques(self.scenario, self.tier_config(name, gpus))
 
     def _provisioned(self, design: Design, replicas, seconds: float) -> float:
         """The fleet's provisioned cost over ``seconds``, term for term as
