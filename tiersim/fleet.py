@@ -269,11 +269,9 @@ def with_offload(lim: SchedulerLimits, model_ref: str, tier: TierConfig) -> Sche
     sched = tier.scheduler
     if not sched.kv_offload:
         return lim
-    per_token = kv_bytes_per_token(get_model(model_ref), tier_kv(tier, model_ref),
-                                   tier.tensor_parallel)
-    empty = set(empty_levels(per_token, tier))
+    per_token, kept = _kept_levels(model_ref, tier)
     levels = tuple(KVLevel(lv.name, lv.capacity_gb * 1e9, lv.read_gb_s * 1e9, lv.write_gb_s * 1e9)
-                   for i, lv in enumerate(sched.kv_offload) if i not in empty)
+                   for lv in kept)
     if not levels:
         return lim
     return replace(lim, kv_levels=levels, kv_overlap=sched.kv_offload_overlap,
@@ -284,16 +282,26 @@ def tier_techniques(scenario: Scenario, tier: TierConfig | None) -> str | None:
     """A tier's serving techniques in the words its fleet's size carries them
     (:func:`tiersim.results_savings.techniques_words`), naming only the offload levels it runs:
     one that holds no whole block is left out (:func:`with_offload`), so a tier whose only
-    level holds none reads as plain, as it runs. None for no tier or a plain one."""
+    level holds none reads as plain, as it runs. ``tier`` is the config at the size it runs:
+    one GPU's share of a block halves from 1 to 2 GPUs per replica, so a level may hold one at
+    one size and none at another. None for no tier or a plain one."""
     if tier is None:
         return None
     if not getattr(getattr(tier, "scheduler", None), "kv_offload", None):
         return techniques_words(tier)  # no offload level to weigh (a stand-in tier: none)
-    ref = scenario.tier_model_ref(tier)
-    per_token = kv_bytes_per_token(get_model(ref), tier_kv(tier, ref), tier.tensor_parallel)
+    _, kept = _kept_levels(scenario.tier_model_ref(tier), tier)
+    return techniques_words(tier, [level.name for level in kept])
+
+
+def _kept_levels(model_ref: str, tier: TierConfig) -> tuple[float, list]:
+    """One GPU's KV bytes per token of the tier (at its own tensor-parallel size) and its
+    offload levels the run keeps: those that hold a whole prompt block (:func:`empty_levels`
+    left out), top first. :func:`with_offload` builds the engine's levels from them and
+    :func:`tier_techniques` names them, so the two never disagree."""
+    per_token = kv_bytes_per_token(get_model(model_ref), tier_kv(tier, model_ref),
+                                   tier.tensor_parallel)
     empty = set(empty_levels(per_token, tier))
-    return techniques_words(tier, [level.name for i, level in
-                                   enumerate(tier.scheduler.kv_offload) if i not in empty])
+    return per_token, [lv for i, lv in enumerate(tier.scheduler.kv_offload) if i not in empty]
 
 
 def block_bytes(per_token: float) -> float:
