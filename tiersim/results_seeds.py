@@ -11,7 +11,6 @@ CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
 """A missed constraint of the seed check, in words."""
 
 
-
 def seed_check_lines(check: dict | None) -> list[str]:
     """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
     without one."""

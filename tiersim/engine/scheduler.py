@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from itertools import accumulate
@@ -77,7 +78,7 @@ class StepPlan:
     k: int
     n_dec: int
     dec_ctx: int
-    chunks: list[tuple[Req, int]] = field(default_factory=list)
+    chunks: Sequence[tuple[Req, int]] = field(default_factory=list)  # _NO_CHUNKS: a tuple
     stretch: bool = False
     transfer_s: float = 0.0
 
