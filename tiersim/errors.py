@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import unicodedata
 
 
@@ -309,6 +310,20 @@ class IdleConfusion(Note):
     """An injected ``router.confusion`` rate has no request to move in this routing (the
     policy's own FPR or FNR is 100 %). The planner, which routes every design it tries,
     leaves it to the planned fleet's run: a design's routing is not the scenario's."""
+
+
+NOTE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?:e[-+]?\d+)?")
+"""A number in a note's text (``1,234.5``, ``3e-05``, ``[5,6,7]`` as one): left out of its kind
+(:func:`note_kind`). Digits within a word (a tier's name, ``w4a16``; a GPU's, ``H200``;
+``p99``) are no number."""
+
+
+def note_kind(text: str) -> str:
+    """A note's kind: its text with each number (:data:`NOTE_NUMBER`) as ``#``. A sweep shows
+    each kind once (:class:`tiersim.sweep.points.SweepNotes`, and its report's notes): a price
+    axis raises one note a point with that point's figures. The digits of a tier's name were
+    left out too, so w4a16's note and w8a16's were one kind and the second never shown."""
+    return NOTE_NUMBER.sub("#", text)
 
 
 def notes_of(caught: list) -> list[str]:

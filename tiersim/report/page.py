@@ -13,7 +13,6 @@ import html
 import json
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import yaml
 import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
-from tiersim.errors import TiersimError, escaped, setting_written
+from tiersim.errors import TiersimError, escaped, note_kind, setting_written
 from tiersim.fleet_sizes import sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
@@ -674,10 +673,6 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
             + "<h3>Points</h3>" + points + more + _sweep_notes(sweep))
 
 
-_NOTE_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:e[-+]?\d+)?")
-"""A number in a note's text: left out of its kind, as ``tiersim sweep`` groups its notes."""
-
-
 def sweep_note_lines(sweep: pd.DataFrame) -> list[str]:
     """The sweep's notes (its points' ``notes`` column), each kind once as ``tiersim sweep``
     prints them: a kind is one text with its numbers left out, shown as the text of its
@@ -696,7 +691,7 @@ def sweep_note_lines(sweep: pd.DataFrame) -> list[str]:
             continue
         for note in notes if isinstance(notes, list) else ():
             text = str(note)
-            kind = kinds.setdefault(_NOTE_NUMBER.sub("#", text), [text, point, 0, False])
+            kind = kinds.setdefault(note_kind(text), [text, point, 0, False])
             kind[2] += 1
             kind[3] = kind[3] or text != kind[0]
     lines = []

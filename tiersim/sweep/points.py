@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 import traceback
 import warnings
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tiersim.atomic import write_point
-from tiersim.errors import TiersimError, notes_of
+from tiersim.errors import TiersimError, note_kind, notes_of
 from tiersim.input_files import point_inputs
 from tiersim.sweep.axes import Point
 from tiersim.sweep.refusal import AxisKey, point_error, refusal_of
@@ -126,7 +125,7 @@ class SweepNotes:
         rank = index if index is not None else float("inf")
         for note in record.get("notes") or ():
             text = str(note)
-            kind = self.kinds.setdefault(_NUMBER.sub("#", text),
+            kind = self.kinds.setdefault(note_kind(text),
                                          [text, record.get("point_id"), rank, 0, False])
             kind[3] += 1
             kind[4] = kind[4] or text != kind[0]
@@ -150,10 +149,6 @@ class SweepNotes:
                          f" ({count:,} of the {self.done:,} points run, the first {point}; "
                          f"each in its {self.out / 'points'}/<id>.json)")
             warnings.warn(text, Note, stacklevel=2)
-
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:e[-+]?\d+)?")
-"""A number in a note's text (``1,234.5``, ``3e-05``): left out of its kind."""
 
 
 def _changed_inputs(task: Task, before: dict[str, str]) -> str | None:
