@@ -2543,7 +2543,9 @@ def build_parser() -> argparse.ArgumentParser:
                     f"{AIPERF_PROMPT_POOL} for a campaign whose measured rate needs more than "
                     "its server's time to prefill fresh prompts, else fresh)")
     ap.add_argument("--overhead-ms", type=real_number,
-                    help="vLLM's per-iteration overhead to use instead of its profile's")
+                    help="vLLM's whole per-iteration overhead, in ms, in place of its "
+                         "profile's fitted constant + per-layer terms (the per-layer term is "
+                         "set to 0)")
     ap.add_argument("--roofline", action="store_true",
                     help="replay on tiersim's calibrated roofline model alone (no measured "
                          "tables): what a run with no profile gets")
