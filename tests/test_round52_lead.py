@@ -56,3 +56,37 @@ def test_an_estimate_gives_no_uniform_p99s(tmp_path, capsys):
         assert "ttft_p99_s" not in fleet and "tpot_p99_s" not in fleet
     assert "p99 TTFT / TPOT (SLOs" not in out
     assert "<th>TTFT p99</th>" not in page
+
+
+def test_a_sweeps_points_say_what_each_run_says_of_itself(tmp_path):
+    """The sweep report's Points table gave each point's figures but not its verdicts: a
+    three-point sweep of ``router.confusion.fpr`` whose every point missed its floor and p99
+    TPOT read like three plans (fresh52). Each point now shows the FPR as counts, whether it
+    met its SLOs and floor, and its saving, as ``tiersim run`` prints them."""
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import point_verdicts, sweep_headline
+
+    sweep = pd.DataFrame({
+        "point_id": ["p0", "p1", "p2", "p3"], "status": ["ok"] * 4, "seed": [0, 1, 2, 3],
+        "accuracy": [0.79, 0.80, 0.81, 0.80], "accuracy_floor": [0.8] * 4,
+        "router.fpr": [0.4, 0.0, 0.1, None], "router.fpr_among": [10, 10, 10, None],
+        "savings.routed_slo_met": [False, True, True, True],
+        "savings.routed_floor_met": [False, True, True, True],
+        "savings.vs_uniform_frac": [0.25, 0.25, -0.032, None],
+        "savings.vs_uniform_usd": [1.0, 1.0, -0.1, None],
+        "savings.saving_basis": ["per_hour"] * 4,
+        "savings.baseline_uniform_tier": ["bf16", "bf16", "bf16", None]})
+    assert point_verdicts(sweep) == {
+        "router FPR as counts": ["4 of 10", "0 of 10", "1 of 10", "-"],
+        "meets SLOs": ["no", "yes", "yes", "yes"],
+        "meets floor": ["no", "yes", "yes", "yes"],
+        "saved vs uniform": ["not comparable: misses its SLOs and its accuracy floor",
+                             "25.0 % per hour vs bf16", "costs 3.20 % more per hour vs bf16",
+                             "-"]}
+    page = sweep_headline(ReportData(tmp_path, sweep=sweep, sweep_axes=["seed"]))
+    assert ("<th>router FPR as counts</th><th>meets SLOs</th><th>meets floor</th>"
+            "<th>saved vs uniform</th><th>status</th>") in page
+    no_floor = sweep.assign(accuracy_floor=None).drop(columns="router.fpr_among")
+    assert list(point_verdicts(no_floor)) == ["meets SLOs", "saved vs uniform"]

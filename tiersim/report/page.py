@@ -666,11 +666,70 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
             shown[col] = pd.Series([to_figures(v, count) for v in shown[col]],
                                    index=shown.index, dtype=object)
     names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits}
+    verdicts = point_verdicts(sweep.head(limit))
+    for name, cells in verdicts.items():  # before status and error
+        shown.insert(len(shown.columns) - sum(c in shown for c in ("status", "error")), name,
+                     cells)
+    cols = list(shown.columns)
     points = table([names.get(c, c) for c in cols], shown.values.tolist())
     more = f"<p class='muted'>first {limit:,} of {len(sweep):,} points shown</p>" \
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more + _sweep_notes(sweep))
+
+
+def point_verdicts(sweep: pd.DataFrame) -> dict[str, list[str]]:
+    """What each point's run says of itself beside its figures, as ``tiersim run`` prints it:
+    the router's FPR as counts ("4 of 10": a rate over a handful of requests reads as one),
+    whether the fleet met its SLOs and (where a point sets one) its accuracy floor, and its
+    saving against the cheapest uniform fleet meeting the floor, with that fleet's tier ("not
+    comparable" where the fleet missed what its baselines were held to). Only the columns
+    some point has; a sweep read without them (written before them) shows none."""
+    out: dict[str, list[str]] = {}
+    rows = sweep.to_dict("records")
+    if "router.fpr_among" in sweep and "router.fpr" in sweep and sweep["router.fpr_among"].notna(
+            ).any():
+        out["router FPR as counts"] = [_fpr_count(r) for r in rows]
+    if "savings.routed_slo_met" in sweep and sweep["savings.routed_slo_met"].notna().any():
+        out["meets SLOs"] = [_met(_known_bool(r.get("savings.routed_slo_met"))) for r in rows]
+    if "savings.routed_floor_met" in sweep and "accuracy_floor" in sweep \
+            and sweep["accuracy_floor"].notna().any():
+        out["meets floor"] = [_met(_known_bool(r.get("savings.routed_floor_met"))) for r in rows]
+    if "savings.vs_uniform_frac" in sweep and sweep["savings.vs_uniform_frac"].notna().any():
+        out["saved vs uniform"] = [_point_saving(r) for r in rows]
+    return out
+
+
+def _known_bool(value: Any) -> bool | None:
+    """A sweep cell's True/False, None for a missing one (NaN in a column some point lacks)."""
+    return None if value is None or value != value else bool(value)
+
+
+def _fpr_count(row: dict) -> str:
+    """A point's FPR as "4 of 10" (:meth:`tiersim.results.RouterResult.rate_count`), "-"
+    where it has none."""
+    rate, among = row.get("router.fpr"), row.get("router.fpr_among")
+    if rate is None or among is None or rate != rate or among != among:
+        return "-"
+    return f"{round(rate * among):,} of {int(among):,}"
+
+
+def _point_saving(row: dict) -> str:
+    """A point's saving against the cheapest uniform fleet meeting the floor, as the run's
+    console row gives it ("25.0 % per hour vs bf16", "costs 3.20 % more per hour vs bf16"),
+    "not comparable" where the point's fleet missed its SLOs or floor, "-" where it has none."""
+    missed = [what for what, key in (("its SLOs", "savings.routed_slo_met"),
+                                     ("its accuracy floor", "savings.routed_floor_met"))
+              if _known_bool(row.get(key)) is False]
+    if missed:
+        return f"not comparable: misses {' and '.join(missed)}"
+    frac, usd = row.get("savings.vs_uniform_frac"), row.get("savings.vs_uniform_usd")
+    if frac is None or frac != frac:
+        return "-"
+    basis, tier = row.get("savings.saving_basis"), row.get("savings.baseline_uniform_tier")
+    dearer = dearer_words(frac, usd, basis)
+    said = dearer or f"{share_text(frac)}{basis_words(basis, frac)}"
+    return f"{said} vs {tier}" if isinstance(tier, str) else said
 
 
 def sweep_note_lines(sweep: pd.DataFrame) -> list[str]:
