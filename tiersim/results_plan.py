@@ -160,6 +160,11 @@ class PlanResult:
     simulated at the N seeds after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`);
     None where none was checked (``--check-seeds 0``, no plan, or a plan.json written before
     it was recorded)."""
+    robust: dict[str, Any] | None = None
+    """``tiersim plan --robust``: the seeds every design was sized for (the plan's figures are
+    the worst over them) and, with a plan, its fleet and its saving's baseline at each seed
+    (:func:`tiersim.plan.robust.robust_record`); None, and not written, without ``--robust``
+    (a plan.json of a plan without it reads as before)."""
 
     @property
     def splits(self) -> list[dict[str, Any]]:
@@ -169,8 +174,12 @@ class PlanResult:
         return [*first, *self.other_splits]
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields (the content of plan.json)."""
-        return _fields(self)
+        """Plain JSON fields (the content of plan.json); ``robust`` only where the plan was
+        sized for several seeds."""
+        out = _fields(self)
+        if out.get("robust") is None:
+            out.pop("robust", None)
+        return out
 
     @classmethod
     def from_json(cls, data: dict, source: str = "plan.json") -> PlanResult:

@@ -93,3 +93,38 @@ def _range(span: list | None, show) -> str:
         return "-"
     low, high = show(span[0]), show(span[1])
     return low if low == high else f"{low} to {high}"
+
+
+ROBUST_FIGURES = (("ttft_p99_s", "p99 TTFT"), ("tpot_p99_s", "p99 TPOT"),
+                  ("accuracy", None), ("cost_usd", "cost of the trace"))
+"""The worst figures a robust plan's line names the seed of, in its order (the accuracy named
+as the plan names it, by its basis)."""
+
+
+def robust_lines(robust: dict | None, floor: float | None, basis: str | None = None
+                 ) -> list[str]:
+    """``tiersim plan --robust``'s line (plan.json's ``robust``): the seeds every design was
+    sized for and, with a plan, which seed gave each worst figure the plan states; none
+    without ``--robust``."""
+    from tiersim.results import accuracy_name
+
+    if not robust:
+        return []
+    seeds = _seed_list(robust["seeds"])
+    held = _and_floor({"accuracy_floor": floor})
+    head = (f"  robust (--robust): sized for seeds {seeds}, each design and uniform fleet held "
+            f"to the SLOs{held} at every one")
+    where, rows = robust.get("worst_seed"), robust.get("per_seed")
+    if not rows or not where:
+        return [f"{head}; none met them at every seed"]
+    moved, same = [], []
+    for key, name in ROBUST_FIGURES:
+        label = name or accuracy_name(basis)
+        if len({r.get(key) for r in rows}) == 1:
+            same.append(label)
+        elif where.get(key) is not None:
+            moved.append(f"{label} at seed {where[key]}")
+    same.append("USD/hour")
+    alike = " and ".join([", ".join(same[:-1]), same[-1]] if len(same) > 1 else same)
+    return [f"{head}; figures are the worst over them: "
+            + "; ".join(x for x in (", ".join(moved), f"{alike} the same at every seed") if x)]

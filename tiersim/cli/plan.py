@@ -82,6 +82,11 @@ def plan(
         "at this many other seeds (the scenario's seed + 1 .. + N; nothing is sized again) and "
         "say at how many it meets the constraints; 0 turns the check off.")
     ] = DEFAULT_CHECK_SEEDS,
+    robust: Annotated[bool, typer.Option(
+        "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
+        "together: a design (and the uniform fleet its saving is quoted against) qualifies "
+        "only if it meets the SLOs and the accuracy floor at every one of them, and the plan's "
+        "figures are the worst over them. About N + 1 times the search's time.")] = False,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
@@ -96,7 +101,7 @@ def plan(
                                _parse_choose(choose), max_replicas=max_replicas,
                                gpu_options=_parse_gpus(gpus_per_replica),
                                cost_model=_check_cost_model(cost_model), report=report,
-                               check_seeds=plain_int(check_seeds))
+                               check_seeds=plain_int(check_seeds), robust=robust)
         echo(format_plan(result))
         for line in provenance_lines(path):
             echo(line)
@@ -121,7 +126,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   out_dir: str | Path | None = None, choose: dict[str, list] | None = None,
                   max_replicas: int | None = None, gpu_options: tuple[int, ...] | None = None,
                   cost_model: str | None = None, report: bool = True,
-                  check_seeds: int = 0) -> PlanResult:
+                  check_seeds: int = 0, robust: bool = False) -> PlanResult:
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
@@ -129,7 +134,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     ``check_seeds``: simulate the planned fleet and its saving's baseline at that many seeds
     after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`; ``tiersim plan`` checks
     :data:`~tiersim.cli.plan_seeds.DEFAULT_CHECK_SEEDS` unless told otherwise, this function
-    none)."""
+    none). ``robust``: size every design for the scenario's seed and those ``check_seeds``
+    seeds together (:mod:`tiersim.plan.robust`)."""
     from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
@@ -156,6 +162,10 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.plan_seeds import check_count
 
     check_count(scenario, check_seeds, str(scenario_path))
+    if robust:
+        from tiersim.cli.plan_seeds import check_robust
+
+        check_robust(scenario, check_seeds, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
     from tiersim.scenario import keys_given_as
 
@@ -166,7 +176,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
-                     gpu_options, cost_model, report, check_seeds)
+                     gpu_options, cost_model, report, check_seeds, robust)
 
 
 def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
@@ -181,7 +191,8 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
-          gpu_options, cost_model, report: bool, check_seeds: int = 0) -> PlanResult:
+          gpu_options, cost_model, report: bool, check_seeds: int = 0,
+          robust: bool = False) -> PlanResult:
     """:func:`plan_capacity` once the folder is claimed."""
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
@@ -195,13 +206,26 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                            f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
                            "or plan with another cost model")
     constraints = Constraints.of(scenario, ttft, tpot, floor)
-    evaluator = SimEvaluator(scenario, str(scenario_path))
+    if robust:  # one evaluator per seed, answering with the worst over them
+        from tiersim.plan.robust import seeds_evaluator
+
+        seeds = [scenario.seed + k for k in range(check_seeds + 1)]
+        evaluator = seeds_evaluator(scenario, str(scenario_path), seeds)
+    else:
+        evaluator = SimEvaluator(scenario, str(scenario_path))
     _note_tier_order(scenario, str(scenario_path))
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
                       choose=choose)
     result = planner.plan()
+    if robust:  # the seeds sized for, and the plan's fleet at each
+        import dataclasses
+
+        from tiersim.plan.robust import robust_record
+
+        result = dataclasses.replace(result, robust=robust_record(evaluator, result,
+                                                                  constraints))
     result = with_disaggregation(scenario, result, str(scenario_path))
     if check_seeds:  # the planned fleet at other seeds, before plan.json is written
         import dataclasses

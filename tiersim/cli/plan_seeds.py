@@ -50,6 +50,19 @@ def check_count(scenario, count: int, source: str) -> None:
                            f"give at most --check-seeds {LARGEST_SEED - scenario.seed}")
 
 
+def check_robust(scenario, count: int, source: str) -> None:
+    """Refuse, before the search, ``--robust`` with no seed besides the scenario's
+    (``--check-seeds 0``): it would size for the scenario's seed alone, the plan without
+    ``--robust``, under a name that says otherwise."""
+    from tiersim.errors import TiersimError
+
+    if not count:
+        raise TiersimError(f"--robust with --check-seeds 0: {source} would be sized at its seed "
+                           f"{scenario.seed} alone, as without --robust; give --check-seeds 1 "
+                           f"or more (the seeds after {scenario.seed} to size for too), or leave "
+                           "out --robust")
+
+
 def check_seeds(scenario, result, source: str, max_replicas: int | None, count: int
                 ) -> dict[str, Any] | None:
     """plan.json's ``seed_check``: the plan's fleet and its saving's uniform baseline at the
@@ -70,7 +83,8 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
     same = base is not None and base["replicas"] == chosen["replicas"] \
         and base["gpus_per_replica"] == chosen["gpus_per_replica"]
     t0 = time.perf_counter()
-    rows = [_planned_row(scenario.seed, chosen, base, result.cost_model)]
+    rows = [_planned_row(scenario.seed, chosen, base, result.cost_model,
+                         getattr(result, "robust", None))]
     for k in range(1, count + 1):
         rows.append(_seed_row(scenario, doc, source, scenario.seed + k, c, base, same,
                               result.cost_model))
@@ -89,10 +103,15 @@ def _baseline(result, tier: str | None) -> dict[str, Any] | None:
     return None
 
 
-def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | None) -> dict:
-    """The plan's own seed, from the plan's figures (simulated by the search)."""
+def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | None,
+                 robust: dict | None = None) -> dict:
+    """The plan's own seed, from the plan's figures (simulated by the search); of a plan sized
+    for several seeds (``robust``, plan.json's), whose figures are the worst over them, that
+    seed's own figures from its record."""
     from tiersim.results import paid_share
 
+    if robust and robust.get("per_seed"):
+        return _robust_row(seed, robust, base is not None, cost_model)
     row = {"seed": seed, "planned": True, "ttft_p99_s": chosen.get("ttft_p99_s"),
            "tpot_p99_s": chosen.get("tpot_p99_s"), "accuracy": chosen.get("accuracy"),
            "dropped": chosen.get("dropped"),
@@ -103,6 +122,24 @@ def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | N
         row["vs_uniform_frac"] = paid_share(cost_model, (chosen["cost_usd"],
                                                          chosen["cost_per_hour_usd"]),
                                             (base["cost_usd"], base["cost_per_hour_usd"]))
+    return row
+
+
+def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) -> dict:
+    """The plan's own seed of a plan sized for several seeds: its figures there, from plan.json's
+    ``robust.per_seed`` (and ``baseline_per_seed`` for the saving)."""
+    from tiersim.results import paid_share
+
+    own = next(r for r in robust["per_seed"] if r["seed"] == seed)
+    row = {"seed": seed, "planned": True,
+           **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy", "dropped", "missed",
+                                  "shares")}}
+    if based:
+        b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), own)
+        row["baseline_missed"] = list(b["missed"])
+        row["vs_uniform_frac"] = paid_share(cost_model, (own["cost_usd"],
+                                                         own["cost_per_hour_usd"]),
+                                            (b["cost_usd"], b["cost_per_hour_usd"]))
     return row
 
 

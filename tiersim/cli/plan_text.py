@@ -46,8 +46,12 @@ def format_plan(result: PlanResult) -> str:
     result = PlanResult.from_json(result.to_json())
     head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
     chosen = result.plan
+    from tiersim.results_seeds import robust_lines
+
+    floor = result.constraints.get("accuracy_floor")
     if not chosen:
-        return f"no fleet meets the constraints ({head}): {result.reason}"
+        return "\n".join([f"no fleet meets the constraints ({head}): {result.reason}",
+                          *robust_lines(result.robust, floor)])
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
                       f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
@@ -55,6 +59,8 @@ def format_plan(result: PlanResult) -> str:
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
              "(GPUs x USD/GPU-hour)"]
+    lines += robust_lines(result.robust, floor,
+                          (chosen.get("accuracy_sources") or {}).get("basis"))
     for name, m in in_margin_order(chosen.get("margins") or {}):
         if name != "accuracy":  # on its own line, with its source
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "

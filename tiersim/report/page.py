@@ -839,7 +839,8 @@ def plan_section(plan: PlanResult) -> str:
     head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
-                f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>")
+                f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
+                + _robust_paragraph(plan))
     gpus = chosen.get("gpus_per_replica") or {}
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, *_split_and_techniques(per_tier, t))} x "
@@ -861,7 +862,7 @@ def plan_section(plan: PlanResult) -> str:
                (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
                else design_verdict(o)] for o in (*plan.runners_up, *plan.uniform)]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
-            f"({page_text(head)}):</p>"
+            f"({page_text(head)}):</p>" + _robust_paragraph(plan, basis)
             + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
@@ -873,6 +874,15 @@ def plan_section(plan: PlanResult) -> str:
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split, plan.constraints) for split in plan.splits)
             + seed_check_section(plan.seed_check))
+
+
+def _robust_paragraph(plan: PlanResult, basis: str | None = None) -> str:
+    """``tiersim plan --robust``'s line, as the plan prints it (the seeds sized for, and which
+    seed gave each worst figure); nothing for a plan sized at its own seed alone."""
+    from tiersim.results_seeds import robust_lines
+
+    lines = robust_lines(plan.robust, plan.constraints.get("accuracy_floor"), basis)
+    return "".join(f"<p>{page_text(line.strip())}</p>" for line in lines)
 
 
 def seed_check_section(check: dict | None) -> str:

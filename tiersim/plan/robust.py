@@ -1,0 +1,208 @@
+"""``tiersim plan --robust``: size for several seeds at once (:class:`SeedsEvaluator`).
+
+A plan is sized at the scenario's ``seed``, which draws each request's correctness on each
+tier, the router's training and calibration sample (the floor router fits its cuts there) and
+the router's own draws; on the default scenario the fleet planned at seed 0 misses p99 TPOT at
+seeds 1, 2 and 3 (docs/planning.md, "Checking the plan at other seeds"). ``--robust`` plans
+for the scenario's seed and the ``--check-seeds`` seeds after it together.
+
+The design is the plainest one that reuses everything: one
+:class:`tiersim.plan.evaluate.SimEvaluator` per seed (the scenario with only its ``seed``
+changed, so each routes and simulates as a run at that seed would), behind one evaluator that
+answers the planner's questions with the *worst* over the seeds (:func:`worst_outcome`): the
+highest p99s (fleet and per tier), the most dropped requests, the lowest accuracy, the highest
+cost. A fleet's worst case meets a limit exactly when every seed's figure does, so the planner,
+its replica search, its floor margins and its comparison with the uniform fleets run unchanged
+and a design is feasible only if it meets the SLOs and the accuracy floor at every seed; the
+uniform fleets the saving is quoted against are sized through the same evaluator, so the saving
+compares like with like. Each seed's simulations are cached by its own evaluator, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tiersim.plan.evaluate import Design, Outcome, TierOutcome
+
+SOURCE = ("modelled: simulated by the plan's evaluator at each seed, the scenario with only its "
+          "seed changed; each figure of the plan is the worst over the seeds")
+"""Where the figures of a robust plan come from, as plan.json's ``robust.source`` says it."""
+
+WORST = {"ttft_p99_s": max, "tpot_p99_s": max, "dropped": max, "accuracy": min,
+         "cost_usd": max}
+"""The figures a robust plan states as the worst over its seeds, and which way is worse."""
+
+
+def _worst(values: list, pick) -> Any:
+    """``pick`` (max or min) of the known ``values``; None when none is known (a p99 of no
+    finished request: :func:`tiersim.plan.constraints._measured` reads it)."""
+    known = [v for v in values if v is not None]
+    return pick(known) if known else None
+
+
+def _worst_tier(tiers: list[TierOutcome]) -> TierOutcome:
+    """One tier's worst over the seeds: the highest p99s and drops, the most requests and the
+    highest utilisation (so a tier that served requests at any seed is held to the SLOs, under
+    ``slo_scope: tier`` too); its split and techniques as at the first seed."""
+    return replace(tiers[0], requests=max(t.requests for t in tiers),
+                   ttft_p99_s=_worst([t.ttft_p99_s for t in tiers], max),
+                   tpot_p99_s=_worst([t.tpot_p99_s for t in tiers], max),
+                   dropped=max(t.dropped for t in tiers),
+                   utilization=_worst([t.utilization for t in tiers], max))
+
+
+def worst_outcome(outcomes: list[Outcome]) -> Outcome:
+    """The worst of one fleet's outcomes at several seeds, figure by figure (the module
+    docstring): it meets a limit exactly when each of them does."""
+    first = outcomes[0]
+    if len(outcomes) == 1:
+        return first
+    names = list(first.tiers)
+    return Outcome(
+        ttft_p99_s=_worst([o.ttft_p99_s for o in outcomes], max),
+        tpot_p99_s=_worst([o.tpot_p99_s for o in outcomes], max),
+        dropped=max(o.dropped for o in outcomes),
+        accuracy=min(o.accuracy for o in outcomes),
+        cost_usd=max(o.cost_usd for o in outcomes),
+        cost_per_hour_usd=max(o.cost_per_hour_usd for o in outcomes),
+        duration_s=max(o.duration_s for o in outcomes),
+        tiers={n: _worst_tier([o.tiers[n] for o in outcomes if n in o.tiers]) for n in names},
+        attributed_cost_usd=_worst([o.attributed_cost_usd for o in outcomes], max),
+        e2e_p99_s=_worst([o.e2e_p99_s for o in outcomes], max))
+
+
+class SeedsEvaluator:
+    """The planner's evaluator for ``--robust``: one evaluator per seed (``evaluators``, the
+    plan's own seed first), answering with the worst over them (the module docstring). What
+    does not depend on the seed (which GPU counts fit, the tiers, the cost model, where the
+    accuracy comes from) is the first evaluator's."""
+
+    def __init__(self, evaluators: list, seeds: list[int]):
+        self.evaluators = list(evaluators)
+        self.sized_seeds = list(seeds)
+        """The seeds every design is sized for, the plan's own first."""
+
+    def __getattr__(self, name: str):
+        """What does not depend on the seed: the first seed's evaluator's."""
+        if name == "evaluators":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.evaluators[0], name)
+
+    @property
+    def slo(self):
+        """The p99 limits a disaggregated tier's split is chosen against, at every seed."""
+        return self.evaluators[0].slo
+
+    @slo.setter
+    def slo(self, limits) -> None:
+        for e in self.evaluators:
+            e.slo = limits
+
+    @property
+    def simulations(self) -> int:
+        """Engine runs at every seed together."""
+        return sum(e.simulations for e in self.evaluators)
+
+    @property
+    def sim_wall_s(self) -> float:
+        """Seconds spent simulating, at every seed together."""
+        return sum(getattr(e, "sim_wall_s", 0.0) for e in self.evaluators)
+
+    def score_realised_if_read(self, settings) -> None:
+        """One basis for every seed (:meth:`SimEvaluator.score_realised_if_read`)."""
+        for e in self.evaluators:
+            mark = getattr(e, "score_realised_if_read", None)
+            if mark is not None:
+                mark(settings)
+
+    def routing(self, design: Design):
+        """The first seed's routing (its tier infos and assignment: which tiers get traffic,
+        how long the requests sent are) with the lowest accuracy over the seeds, so a design
+        whose routing misses the floor at any seed is routed at the next raised floor."""
+        infos, assignment, accuracy = self.evaluators[0].routing(design)
+        rest = [e.routing(design)[2] for e in self.evaluators[1:]]
+        return infos, assignment, min([accuracy, *rest])
+
+    def outcomes(self, design: Design, replicas: dict[str, int]) -> list[Outcome]:
+        """The fleet simulated at each seed (each evaluator caches its own)."""
+        return [e.evaluate(design, replicas) for e in self.evaluators]
+
+    def evaluate(self, design: Design, replicas: dict[str, int]) -> Outcome:
+        """The worst over the seeds (:func:`worst_outcome`)."""
+        return worst_outcome(self.outcomes(design, replicas))
+
+
+def seeds_evaluator(scenario, source: str, seeds: list[int]) -> SeedsEvaluator:
+    """A :class:`SeedsEvaluator` of ``scenario`` (planned as given: its cost model the plan's)
+    at ``seeds``, the scenario's own first; each seed's evaluator draws the scenario with only
+    its ``seed`` changed. The plan's notes are given once, at the first seed."""
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.plan.evaluate import SimEvaluator
+
+    evaluators = [SimEvaluator(scenario, source)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        for seed in seeds[1:]:
+            evaluators.append(SimEvaluator(scenario.model_copy(update={"seed": seed}), source))
+    return SeedsEvaluator(evaluators, seeds)
+
+
+def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
+    """plan.json's ``robust``: the seeds sized for and, with a plan, its fleet at each seed
+    (from the search's cache: nothing is simulated again where the search judged it) and which
+    seed gave each worst figure the plan states; the same per seed for the uniform fleet its
+    saving is quoted against."""
+    from tiersim.plan.constraints import margins
+    from tiersim.results import in_margin_order
+
+    seeds = evaluator.sized_seeds
+    out: dict[str, Any] = {"source": SOURCE, "seeds": seeds, "planned_seed": seeds[0]}
+    chosen = result.plan
+    if chosen is None:
+        return out
+
+    def rows(design: Design, replicas: dict[str, int]) -> list[dict[str, Any]]:
+        out = []
+        for seed, o in zip(seeds, evaluator.outcomes(design, replicas), strict=True):
+            total = sum(t.requests for t in o.tiers.values())
+            out.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+                        "accuracy": o.accuracy, "dropped": o.dropped, "cost_usd": o.cost_usd,
+                        "cost_per_hour_usd": o.cost_per_hour_usd,
+                        "missed": [k for k, m in in_margin_order(margins(o, c))
+                                   if not m["met"]],
+                        "shares": {n: t.requests / total for n, t in o.tiers.items()}
+                        if total else {}})
+        return out
+
+    per_seed = rows(_design(chosen), chosen["replicas"])
+    out["per_seed"] = per_seed
+    out["worst_seed"] = {key: _worst_at(per_seed, key, pick) for key, pick in WORST.items()}
+    base = _baseline(result)
+    if base is not None:
+        out["baseline_uniform_design"] = base["design"]
+        out["baseline_per_seed"] = rows(_design(base), base["replicas"])
+    return out
+
+
+def _design(entry: dict[str, Any]) -> Design:
+    """A plan.json design as the planner sized it: its tiers, GPUs per replica and router
+    setting (the setting as written: a multi-tier design's floor router reads them all)."""
+    tiers = tuple(entry["tiers"])
+    setting = tuple(sorted((entry.get("router") or {}).items())) if len(tiers) > 1 else ()
+    return Design(tiers, tuple(entry["gpus_per_replica"][t] for t in tiers), setting)
+
+
+def _baseline(result) -> dict[str, Any] | None:
+    """The uniform fleet the plan's saving is quoted against, as plan.json lists it."""
+    label = ((result.plan or {}).get("savings") or {}).get("baseline_uniform_design")
+    return next((u for u in result.uniform if u.get("design") == label
+                 and u.get("replicas")), None)
+
+
+def _worst_at(rows: list[dict[str, Any]], key: str, pick) -> int | None:
+    """The first seed whose ``key`` is the worst over ``rows`` (None where none is known)."""
+    value = _worst([r[key] for r in rows], pick)
+    return None if value is None else next(r["seed"] for r in rows if r[key] == value)
