@@ -86,7 +86,8 @@ def plan(
         "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
         "together: a design (and the uniform fleet its saving is quoted against) qualifies "
         "only if it meets the SLOs and the accuracy floor at every one of them, and the plan's "
-        "figures are the worst over them (N + 1 times the search's simulations).")] = False,
+        "figures are the worst over them (up to N + 1 times the search's simulations).")
+    ] = False,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
