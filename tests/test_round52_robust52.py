@@ -178,3 +178,40 @@ def test_the_worst_over_seeds_sizes_for_the_hardest_seed():
     assert both.plan["replicas"] == {"a": 40}  # 0.1 + 20 / r <= 0.6
     assert both.plan["ttft_p99_s"] == heavy.evaluate(Design(("a",), (1,)),
                                                      {"a": 40}).ttft_p99_s
+
+
+def test_the_line_without_a_plan_and_with_figures_that_move():
+    """The line's other forms, exactly: no design met the constraints at every seed (no floor:
+    the SLOs alone), and a fleet whose p99s move with the seed (each named with its seed)."""
+    from tiersim.results_seeds import robust_lines
+
+    assert robust_lines(None, 0.8) == []
+    assert robust_lines({"seeds": [0, 1, 2], "planned_seed": 0}, None) == [
+        "  robust (--robust): sized for seeds 0, 1, 2, each design and uniform fleet held to "
+        "the SLOs at every one; none met them at every seed"]
+    rows = [{"seed": s, "ttft_p99_s": t, "tpot_p99_s": p, "accuracy": 0.81, "cost_usd": c}
+            for s, t, p, c in ((0, 0.4, 0.09, 5.7), (1, 1.5, 0.095, 5.8), (2, 0.5, 0.097, 5.7))]
+    record = {"seeds": [0, 1, 2], "per_seed": rows,
+              "worst_seed": {"ttft_p99_s": 1, "tpot_p99_s": 2, "accuracy": 0, "cost_usd": 1}}
+    assert robust_lines(record, 0.8, "realised") == [
+        "  robust (--robust): sized for seeds 0, 1, 2, each design and uniform fleet held to "
+        "the SLOs and the accuracy floor at every one; figures are the worst over them: p99 "
+        "TTFT at seed 1, p99 TPOT at seed 2, cost of the trace at seed 1; accuracy (realised "
+        "draws) and USD/hour the same at every seed"]
+
+
+def test_a_hand_edited_robust_record_is_the_malformed_plan_line(robust, tmp_path):
+    """The report reads ``robust`` as a map: a hand-edited one is one line naming plan.json,
+    status 1, as any malformed plan.json field is (not a traceback)."""
+    import shutil
+
+    folder = shutil.copytree(robust[1], tmp_path / "p")
+    data = json.loads((folder / "plan.json").read_text())
+    data["robust"] = "x"
+    (folder / "plan.json").write_text(json.dumps(data))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["report", str(folder)])
+    lines = (out.getvalue() + err.getvalue()).strip().splitlines()
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.robust")
