@@ -215,3 +215,14 @@ def test_a_hand_edited_robust_record_is_the_malformed_plan_line(robust, tmp_path
     lines = (out.getvalue() + err.getvalue()).strip().splitlines()
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.robust")
+
+
+def test_robust_takes_no_value(tmp_path):
+    """--robust is a flag: a value given to it is the CLI's one line, status 1, nothing
+    written."""
+    path = write_yaml(tmp_path / "s.yaml", robust_doc())
+    code, out, err = plan(str(path), "--out", str(tmp_path / "p"), "--robust=yes")
+    assert code == 1
+    assert (out + err).strip().splitlines() == [
+        "Error: --robust: does not take a value; see tiersim plan --help"]
+    assert not (tmp_path / "p").exists()

@@ -165,17 +165,19 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
         return out
 
     def rows(design: Design, replicas: dict[str, int]) -> list[dict[str, Any]]:
-        out = []
+        """The fleet at each seed, as ``per_seed`` writes it."""
+        found = []
         for seed, o in zip(seeds, evaluator.outcomes(design, replicas), strict=True):
             total = sum(t.requests for t in o.tiers.values())
-            out.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
-                        "accuracy": o.accuracy, "dropped": o.dropped, "cost_usd": o.cost_usd,
-                        "cost_per_hour_usd": o.cost_per_hour_usd,
-                        "missed": [k for k, m in in_margin_order(margins(o, c))
-                                   if not m["met"]],
-                        "shares": {n: t.requests / total for n, t in o.tiers.items()}
-                        if total else {}})
-        return out
+            found.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s,
+                          "tpot_p99_s": o.tpot_p99_s, "accuracy": o.accuracy,
+                          "dropped": o.dropped, "cost_usd": o.cost_usd,
+                          "cost_per_hour_usd": o.cost_per_hour_usd,
+                          "missed": [k for k, m in in_margin_order(margins(o, c))
+                                     if not m["met"]],
+                          "shares": {n: t.requests / total for n, t in o.tiers.items()}
+                          if total else {}})
+        return found
 
     per_seed = rows(_design(chosen), chosen["replicas"])
     out["per_seed"] = per_seed
