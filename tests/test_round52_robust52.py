@@ -226,3 +226,32 @@ def test_robust_takes_no_value(tmp_path):
     assert (out + err).strip().splitlines() == [
         "Error: --robust: does not take a value; see tiersim plan --help"]
     assert not (tmp_path / "p").exists()
+
+
+def test_the_record_of_a_routed_plan_reads_the_fleets_the_search_sized():
+    """plan.json's ``robust`` of a routed plan (closed-form evaluators at two seeds): its
+    per-seed rows are the fleets the search judged, its router setting included (read from the
+    search's cache, not a design sized anew), and the saving's baseline is the uniform fleet
+    sized the same way."""
+    from tiersim.plan.planner import Constraints, Planner
+    from tiersim.plan.robust import SeedsEvaluator, robust_record
+    from tiersim.plan.testing import FakeEvaluator, FakeTier, fake_scenario
+
+    tiers = [FakeTier("cheap", 0.7, cost_per_gpu_hour=1.0, max_gpus=1),
+             FakeTier("dear", 0.95, cost_per_gpu_hour=3.0, max_gpus=1)]
+    scenario = fake_scenario(tiers, ttft=0.6, floor=0.77)
+    seeds = [FakeEvaluator(tiers, rate_rps=10.0), FakeEvaluator(tiers, rate_rps=20.0)]
+    evaluator = SeedsEvaluator(seeds, [5, 6])
+    c = Constraints.of(scenario)
+    with pytest.warns(Warning, match="routed at the lowest floor"):  # the plan's own note
+        result = Planner(scenario, c, evaluator).plan()
+    assert result.plan["design"] == "cheap+dear" and result.plan["router"]["policy"] == "floor"
+    judged = {(d, tuple(sorted(r.items()))) for d, r in seeds[1].calls}
+    count = len(seeds[1].calls)
+    record = robust_record(evaluator, result, c)
+    assert all((d, tuple(sorted(r.items()))) in judged for d, r in seeds[1].calls[count:])
+    assert record["seeds"] == [5, 6] and [r["seed"] for r in record["per_seed"]] == [5, 6]
+    assert record["worst_seed"]["ttft_p99_s"] == 6  # twice the load
+    assert result.plan["ttft_p99_s"] == record["per_seed"][1]["ttft_p99_s"]
+    assert record["baseline_uniform_design"] == "dear"
+    assert [r["missed"] for r in record["baseline_per_seed"]] == [[], []]
