@@ -255,3 +255,26 @@ def test_the_record_of_a_routed_plan_reads_the_fleets_the_search_sized():
     assert result.plan["ttft_p99_s"] == record["per_seed"][1]["ttft_p99_s"]
     assert record["baseline_uniform_design"] == "dear"
     assert [r["missed"] for r in record["baseline_per_seed"]] == [[], []]
+
+
+def test_every_key_of_the_robust_record_is_in_the_planning_doc(robust):
+    """docs/planning.md ("Sizing for several seeds") names each key of plan.json's ``robust``
+    (the tiers' names under ``shares`` aside)."""
+    from pathlib import Path
+
+    from test_round33_docs import quoted_words
+
+    def keys(value, found: set) -> set:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                found.add(key)
+                if key != "shares":
+                    keys(inner, found)
+        elif isinstance(value, list):
+            for inner in value:
+                keys(inner, found)
+        return found
+
+    data = json.loads((robust[1] / "plan.json").read_text())
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "planning.md").read_text()
+    assert sorted(keys({"robust": data["robust"]}, set()) - quoted_words(doc)) == []
