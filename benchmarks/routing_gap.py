@@ -6,8 +6,8 @@ tiers, a cheap one (``--cheap``, default fp8) and bf16 (top), with a two-type wo
 tier loses eps = 0.02 on easy requests and delta = 0.30 on hard ones. Per p it simulates
 
 - uniform cheap and uniform bf16 (their per-request costs give dc);
-- the oracle at the kink (lagrangian on truth, its lambda set from the tiers' reference-step
-  prices so that every easy request goes to the cheap tier and every hard one to bf16);
+- the oracle at the kink (lagrangian on truth, its lambda set from the tiers' prices per
+  request so that every easy request goes to the cheap tier and every hard one to bf16);
 - the static split with the same expected accuracy (share f = (1-p) delta / L on bf16);
 
 and prints the simulated gap (static - oracle, USD per 1k requests) next to
@@ -55,8 +55,8 @@ from pathlib import Path
 import yaml
 
 from tiersim.analytic import max_saving
-from tiersim.inputs import tier_infos
-from tiersim.runner import run_scenario
+from tiersim.inputs import load_scenario_trace, prepare_all, price_sample, tier_infos
+from tiersim.runner import run_scenario, workload_rng
 from tiersim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,10 +91,15 @@ def run(d: dict, folder: Path, name: str) -> dict:
 def kink_lambda(d: dict, folder: Path) -> float | None:
     """A lagrangian weight that puts the oracle at the kink (every easy request on the cheap
     tier, every hard one on bf16): halfway between EPS and DELTA over the cheap tier's relative
-    saving per request (the router's reference-step prices); None when it saves nothing."""
+    saving per request (the routers' prices over the run's requests); None when it saves nothing."""
     path = folder / "kink.yaml"
     path.write_text(yaml.safe_dump(d))
-    cheap, top = (t.cost_weight for t in tier_infos(load_scenario(path)))
+    scenario = load_scenario(path)
+    unpriced = tier_infos(scenario)
+    df = prepare_all(load_scenario_trace(scenario, str(path)), unpriced, scenario,
+                     workload_rng(scenario), str(path)).df
+    cheap, top = (t.cost_weight for t in tier_infos(scenario, None,
+                                                    price_sample(df, scenario.seed)))
     saving = 1.0 - cheap / top
     return (EPS + DELTA) / 2 / saving if saving > 0 else None
 
@@ -125,7 +130,7 @@ def main() -> None:
               f"{1e3 * per_request(top):.4f} USD per 1k requests; dc = {1e3 * dc:.4f}")
         lam = kink_lambda(scenario(0.5, {"policy": "uniform", "tier": "bf16"}), folder)
         if lam is None:
-            print(f"{args.cheap} is not cheaper than bf16 per reference step here: no kink, "
+            print(f"{args.cheap} is not cheaper than bf16 per request here: no kink, "
                   f"no routing gap to measure")
             return
         print(f"oracle lambda {lam:.3g} (at the kink)")

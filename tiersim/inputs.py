@@ -39,9 +39,38 @@ already held: the engine's thirteen 8-byte per-request arrays (``tiersim.engine.
 _Fleet``), which every run fills whatever its arrivals. A floor, so that no run that fits is
 refused: measured peaks are about 212 bytes a request with the trace (Poisson arrivals) and
 about 600 for a burst (README, "Whole runs and memory")."""
-REFERENCE_STEP = {"prefill_tokens": 512, "decode_seqs": 32, "decode_context": 32 * 2048}
-"""The iteration whose cost ranks tiers for routing (one prefill chunk beside 32 decodes)."""
+PRICE_SAMPLE = 256
+"""Requests of the workload :func:`cost_weight` prices a tier over, at most: drawn without
+replacement from the routed table (all of it when it holds no more), the same for every tier,
+so that ranking tiers stays cheap on a trace of millions of rows."""
+PRICE_DECODE_SEQS = 32
+"""The decode batch :func:`cost_weight` prices a request's output tokens at (the tier's
+``max_num_seqs`` where that is fewer): each decode step's time is shared by its sequences."""
+PRICE_SEED_KEY = 52
+"""The spawn key of the scenario seed's child that draws :data:`PRICE_SAMPLE`'s rows
+(:func:`price_sample`): apart from the run's workload, classifier and router generators."""
 
+
+@dataclasses.dataclass(frozen=True)
+class LengthMix:
+    """The prompt and output tokens (as logged) of the requests a tier's price per request is
+    taken over (:func:`price_sample`); the same rows for every tier."""
+
+    prompt: np.ndarray
+    output: np.ndarray
+
+
+def price_sample(df: pd.DataFrame, seed: int) -> LengthMix:
+    """Up to :data:`PRICE_SAMPLE` rows of the routed table ``df`` (its ``input_tokens`` and
+    ``output_tokens``), drawn without replacement by the scenario ``seed``'s child
+    :data:`PRICE_SEED_KEY` (every row where there are no more), in table order."""
+    count = len(df)
+    rows = np.arange(count)
+    if count > PRICE_SAMPLE:
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PRICE_SEED_KEY,)))
+        rows = np.sort(rng.choice(count, PRICE_SAMPLE, replace=False))
+    return LengthMix(prompt=df["input_tokens"].to_numpy(np.int64)[rows],
+                     output=df["output_tokens"].to_numpy(np.int64)[rows])
 
 
 def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
@@ -221,9 +250,12 @@ def tier_specs(scenario: Scenario, models: list | None = None) -> list:
     return build_fleet(scenario).specs()
 
 
-def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[TierInfo]:
+def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None,
+               mix: LengthMix | None = None) -> list[TierInfo]:
     """What routing needs per tier; ``cost_weight`` is the tier's cost per request in the
-    scenario's cost model (:func:`cost_weight`).
+    scenario's cost model over the workload's requests ``mix`` (:func:`cost_weight`; NaN
+    without a mix, outside ``fixed_per_request``: the tiers are not priced yet, as for
+    drawing the workload, which reads no price; :func:`priced` prices them).
 
     ``fleet``: the built fleet (built here when None; a list of step models is accepted too)."""
     if not isinstance(fleet, Fleet):
@@ -231,11 +263,21 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None) -> list[Ti
     return [
         TierInfo(name=t.name, precision=_prior_precision(scenario, t.config),
                  accuracy=t.config.accuracy,
-                 cost_weight=cost_weight(t, scenario.cost_model),
+                 cost_weight=cost_weight(t, scenario.cost_model, mix),
                  output_length_multiplier=t.config.output_length_multiplier,
                  max_model_len=int(t.limits.max_model_len or 0))
         for t in fleet.tiers
     ]
+
+
+def priced(infos: list[TierInfo], scenario: Scenario, fleet: Fleet,
+           df: pd.DataFrame) -> list[TierInfo]:
+    """``infos`` (the routed tiers' of the built ``fleet``, as :func:`tier_infos` gives them)
+    with each ``cost_weight`` taken over the routed table ``df``'s requests
+    (:func:`price_sample` at the scenario's seed; :func:`cost_weight`)."""
+    mix = price_sample(df, scenario.seed)
+    return [dataclasses.replace(info, cost_weight=cost_weight(tier, scenario.cost_model, mix))
+            for info, tier in zip(infos, fleet.tiers, strict=True)]
 
 
 #: The accuracy prior of a format that has none of its own (a tier's ``precision``, or the
@@ -310,19 +352,52 @@ def _checkpoint_format(scenario: Scenario, tier) -> str:
     return prior_name(formats.of(largest))
 
 
-def cost_weight(tier: BuiltTier, cost_model: str) -> float:
+def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) -> float:
     """Cost of serving a request on a tier, in USD, in the cost model in force: its fixed
     price per request under ``fixed_per_request``, else the engine replica's price for the
-    time of :data:`REFERENCE_STEP` on the tier's step model (a per-request price the
-    ``provisioned`` and ``attributed`` ledgers ignore does not steer routing). It was 3,600
-    times that (a price per hour times seconds), so a ``budget_usd_per_request`` in USD was
-    refused as below every tier."""
+    replica-seconds the requests of ``mix`` take on average on the tier's step model
+    (:func:`request_seconds`); 0 for a mix of no request, NaN without a mix (not priced yet).
+    A per-request price the ``provisioned`` and ``attributed`` ledgers ignore does not steer
+    routing. It was the price of one reference step (a 512-token prefill beside 32 decodes at
+    2,048 tokens of context), which a piecewise operator table could rank otherwise than the
+    fleets the tiers need: NVIDIA's FP8 GEMM tables time 512 tokens at half of 513's, so at
+    Llama-3.1-70B TP2 on H200 FP8 was priced above BF16 (0.000173 against 0.00017 USD)."""
     if cost_model == "fixed_per_request" and tier.config.cost_per_request_usd is not None:
         return tier.config.cost_per_request_usd
-    shape = StepShape(prefill_chunks=((REFERENCE_STEP["prefill_tokens"], 0),),
-                      decode_seqs=REFERENCE_STEP["decode_seqs"],
-                      decode_context=REFERENCE_STEP["decode_context"])
-    return tier.usd_per_replica_second * tier.step_model.step_time(shape)
+    if mix is None:
+        return float("nan")
+    if not len(mix.prompt):
+        return 0.0
+    seconds = request_seconds(tier.step_model, tier.limits,
+                              tier.config.output_length_multiplier, mix)
+    return tier.usd_per_replica_second * float(seconds.mean())
+
+
+def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix) -> np.ndarray:
+    """Replica-seconds each request of ``mix`` takes on one engine replica of step model
+    ``model``: its prompt prefilled alone, in chunks of the scheduler's
+    ``max_num_batched_tokens`` (each chunk one step, beside the prompt's earlier chunks in
+    the cache), plus its output tokens on the tier (``multiplier`` applied, at least one) each
+    a share of a pure-decode step of :data:`PRICE_DECODE_SEQS` sequences (the tier's
+    ``max_num_seqs`` where fewer) at its mean context (prompt plus half its output). Neither
+    a prefix cache's hits nor speculative decoding is counted, as the routers compare tiers
+    on the same requests."""
+    from tiersim.routing.capability import output_on_tier
+
+    chunk = max(1, int(limits.max_num_batched_tokens))
+    seqs = max(1, min(PRICE_DECODE_SEQS, int(limits.max_num_seqs)))
+    seen: dict[int, float] = {}
+    prefill = np.empty(len(mix.prompt))
+    for i, tokens in enumerate(mix.prompt.tolist()):
+        if tokens not in seen:
+            seen[tokens] = sum(model.step_time(StepShape(
+                prefill_chunks=((min(chunk, tokens - start), start),)))
+                for start in range(0, tokens, chunk))
+        prefill[i] = seen[tokens]
+    output = output_on_tier(mix.output, multiplier)
+    context = mix.prompt + output / 2.0
+    step = np.asarray(model.decode_times(seqs, seqs * context), dtype=np.float64)
+    return prefill + output * step / seqs
 
 
 def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,

@@ -32,7 +32,8 @@ from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor, 
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
-    REFERENCE_STEP,
+    PRICE_DECODE_SEQS,
+    PRICE_SAMPLE,
     baseline_infos,
     check_fleet_memory,
     check_run_memory,
@@ -40,6 +41,8 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     load_scenario_trace,
     prepare,
     prepare_all,
+    price_sample,
+    priced,
     route,
     step_model,
     tier_infos,
@@ -170,8 +173,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     ``series`` False: the engine result keeps no load series (no ``timeseries.parquet`` is
     written from it; the summary and request table do not read it)."""
     fleet = build_fleet(scenario)
-    infos = tier_infos(scenario, fleet)
-    note_tier_order(scenario, infos, source)
+    unpriced = tier_infos(scenario, fleet)  # priced over the served requests, once drawn
+    ordered = _note_price_order(scenario, source)
     if not baselines and saving_shown:
         _note_unsized_baselines(scenario, source)
     check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
@@ -179,10 +182,13 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
     check_fleet_memory(scenario, source)  # before the trace is read: refused at once
     loaded = load_scenario_trace(scenario, source)
-    prepared = prepare_all(loaded, [*infos, *extra], scenario, workload_rng,
+    prepared = prepare_all(loaded, [*unpriced, *extra], scenario, workload_rng,
                            source)  # the raw trace is not kept: the table is
     df, cache, end_s = served_requests(scenario, prepared.df, source)
     check_run_memory(scenario, loaded, len(df))
+    infos = priced(unpriced, scenario, fleet, df)
+    if ordered:
+        _note_weight_order(scenario, infos, source)
     assignment, result, requests = _serve(scenario, fleet, df, infos, (train_rng, router_rng),
                                           source, end_s, series=series)
     _note_rerouted(assignment, infos, source)
@@ -300,34 +306,61 @@ def note_tier_order(scenario: Scenario, infos: list[TierInfo], source: str) -> N
     closed form assume it), so there the order, not the price, makes it the cheap one; a
     scenario may list them so on purpose. Tiers alike in both costs get no note: no order
     would silence it (a free fleet, one tier listed twice)."""
+    if _note_price_order(scenario, source, stacklevel=4):
+        _note_weight_order(scenario, infos, source, stacklevel=4)
+
+
+def _note_price_order(scenario: Scenario, source: str, stacklevel: int = 3) -> bool:
+    """:func:`note_tier_order`'s note on the price per replica-hour, which needs no workload;
+    False when it was given (then no note on the price per request follows)."""
     tiers = scenario.tiers
     price = [t.cost_per_gpu_hour * t.gpus_per_replica for t in tiers]
-    pairs = list(itertools.combinations(range(len(tiers)), 2))
-    for i, j in pairs:
+    for i, j in itertools.combinations(range(len(tiers)), 2):
         if price[i] > price[j]:
             warnings.warn(f"{source}: tier {tiers[i].name!r} costs {price[i]:g} USD per "
                           f"replica-hour (cost_per_gpu_hour x gpus_per_replica), more than the "
                           f"later tier {tiers[j].name!r} ({price[j]:g} USD); tiers are taken as "
                           "listed, cheapest first (the routers and the closed form assume it): "
                           "list them cheapest first unless this is on purpose", Note,
-                          stacklevel=3)
-            return
+                          stacklevel=stacklevel)
+            return False
+    return True
+
+
+def _note_weight_order(scenario: Scenario, infos: list[TierInfo], source: str,
+                       stacklevel: int = 3) -> None:
+    """:func:`note_tier_order`'s note on tiers of one price per replica-hour, the first listed
+    costing more per request (``infos``' ``cost_weight``, priced over the served requests)."""
+    tiers = scenario.tiers
+    price = [t.cost_per_gpu_hour * t.gpus_per_replica for t in tiers]
     weight = [info.cost_weight for info in infos]
-    for i, j in pairs:
+    for i, j in itertools.combinations(range(len(tiers)), 2):
         if price[i] == price[j] and weight[i] > weight[j]:
+            words = (PRICE_WORDS if scenario.cost_model != "fixed_per_request" or any(
+                t.cost_per_request_usd is None for t in tiers) else
+                "their cost_per_request_usd, as the cost model is fixed_per_request")
             warnings.warn(_equal_price_words(tiers[i].name, tiers[j].name, price[i],
-                                             (weight[i], weight[j]), source), Note, stacklevel=3)
+                                             (weight[i], weight[j]), source, words), Note,
+                          stacklevel=stacklevel)
             return
+
+
+PRICE_WORDS = (f"the routers' price: the replica-seconds of up to {PRICE_SAMPLE} of the served "
+               "requests on the tier's step model, each prompt in the engine's chunks and "
+               f"each output token a share of a {PRICE_DECODE_SEQS}-sequence decode step")
+"""What the routers' price per request of a tier (``cost_weight``) is, as notes name it where
+no tier is priced per request (:func:`tiersim.inputs.cost_weight`)."""
 
 
 def _equal_price_words(first: str, later: str, price: float, weights: tuple[float, float],
-                       source: str) -> str:
+                       source: str, words: str = PRICE_WORDS) -> str:
     """The order note for tiers ``first`` and ``later`` of one ``price`` per replica-hour, the
-    first listed costing more per request (``weights``: their ``cost_weight``)."""
+    first listed costing more per request (``weights``: their ``cost_weight``, which
+    ``words`` say what it is)."""
     return (f"{source}: tiers {first!r} and {later!r} cost the same per replica-hour "
             f"({price:g} USD, cost_per_gpu_hour x gpus_per_replica) and {first!r}, listed "
-            f"first, costs more per request ({weights[0]:.3g} against {weights[1]:.3g} USD "
-            "for the routers' reference step); tiers are taken as listed, cheapest first (the "
+            f"first, costs more per request ({weights[0]:.3g} against {weights[1]:.3g} USD, "
+            f"{words}); tiers are taken as listed, cheapest first (the "
             "routers, FPR/FNR and the closed form assume it), so only the order makes "
             f"{first!r} the cheap one: list the tier you mean as cheaper first unless this is "
             "on purpose")
@@ -404,8 +437,8 @@ def _idle_reason(index: int, tiers, policy: str,
                    if info.cost_weight <= own]  # a later tier, the more accurate one
         if cheaper and own > 0:
             weight, name = min(cheaper)
-            return (f" (router {policy}, which weighs each tier's cost per request at the "
-                    f"routers' reference step: {tiers[index].name}'s {own:.3g} USD is no less "
+            return (f" (router {policy}, which weighs each tier's cost per request, "
+                    f"{PRICE_WORDS}: {tiers[index].name}'s {own:.3g} USD is no less "
                     f"than {name}'s {weight:.3g}, so it gains nothing by sending it requests)",
                     f"make it cheaper per request than {name} (its gpus_per_replica or "
                     "cost_per_gpu_hour)")

@@ -214,7 +214,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
         evaluator = seeds_evaluator(scenario, str(scenario_path), seeds)
     else:
         evaluator = SimEvaluator(scenario, str(scenario_path))
-    _note_tier_order(scenario, str(scenario_path))
+    _note_tier_order(scenario, str(scenario_path), evaluator.df)
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
@@ -240,14 +240,16 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     return result
 
 
-def _note_tier_order(scenario, source: str) -> None:
+def _note_tier_order(scenario, source: str, df) -> None:
     """The note a run gives when its tiers are not listed cheapest first, given for the plan's
     candidate tiers: every design takes them in the scenario's order (its first tier the cheap
-    one), so the order, not the price, decides which way round a design is tried."""
+    one), so the order, not the price, decides which way round a design is tried. ``df``: the
+    served requests the tiers are priced over, as a run prices them."""
     from tiersim.fleet import build_fleet
-    from tiersim.runner import note_tier_order, tier_infos
+    from tiersim.runner import note_tier_order, price_sample, tier_infos
 
-    note_tier_order(scenario, tier_infos(scenario, build_fleet(scenario)), source)
+    infos = tier_infos(scenario, build_fleet(scenario), price_sample(df, scenario.seed))
+    note_tier_order(scenario, infos, source)
 
 
 def write_plan(out: Path, scenario, result: PlanResult, source: str, report: bool,

@@ -158,6 +158,7 @@ class SimEvaluator:
         self.df = df
         self.end_s = end_s  # the run lasts at least this long (a response cache's last answer)
         self._realised: bool | None = None  # see :attr:`realised`
+        self._price_mix = None  # see :attr:`price_mix`
         self._built: dict[tuple[str, int], BuiltTier | None] = {}
         self.refusals: dict[tuple[str, int], Exception] = {}
         """Per (tier, GPUs per replica) that did not build, why (:meth:`built`)."""
@@ -259,6 +260,14 @@ class SimEvaluator:
                 return
 
     @property
+    def price_mix(self):
+        """The requests each design's tiers are priced over for routing (``cost_weight``): the
+        run's sample of the served table (:func:`tiersim.inputs.price_sample`), drawn once."""
+        if self._price_mix is None:
+            self._price_mix = self.runner.price_sample(self.df, self.scenario.seed)
+        return self._price_mix
+
+    @property
     def realised(self) -> bool:
         """Whether the plan scores every design on realised draws: the scenario's router reads
         them (:func:`scores_realised`), or a setting the plan tries does
@@ -275,7 +284,7 @@ class SimEvaluator:
             sub = self.scenario.model_copy(update={"tiers": [
                 self.tier_config(n, g) for n, g in
                 zip(built.tiers, built.gpus_per_replica, strict=True)]})
-            infos = self.runner.tier_infos(sub, self.fleet(built))
+            infos = self.runner.tier_infos(sub, self.fleet(built), self.price_mix)
             router = build_router(self.router_config(design), infos, train_df=self.df,
                                   rng=np.random.default_rng(self.seeds[1]), source=self.source,
                                   baselines=[t.name for t in self.scenario.baselines])
