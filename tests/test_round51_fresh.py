@@ -43,12 +43,13 @@ FP8_BF16_TP2 = textwrap.dedent("""\
     """)
 
 
-def _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch) -> str:
-    """stderr of ``tiersim run`` (no baselines, no report) of :data:`FP8_BF16_TP2` on a
-    BurstGPT copy of the bundled conversation trace, in ``tmp_path``; the run must succeed."""
+def _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch, text: str = FP8_BF16_TP2) -> str:
+    """stderr of ``tiersim run`` (no baselines, no report) of ``text`` (default
+    :data:`FP8_BF16_TP2`) on a BurstGPT copy of the bundled conversation trace, in
+    ``tmp_path``; the run must succeed."""
     monkeypatch.chdir(tmp_path)
     burstgpt_csv(tmp_path / "ours.csv")
-    (tmp_path / "s.yaml").write_text(FP8_BF16_TP2)
+    (tmp_path / "s.yaml").write_text(text)
     capsys.readouterr()
     assert main(["run", "s.yaml", "--no-baselines", "--no-report", "--out", "out"]) == 0
     return capsys.readouterr().err
@@ -56,19 +57,28 @@ def _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch) -> str:
 
 def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, capsys,
                                                                     monkeypatch):
-    """FP8 and BF16 tiers of Llama-3.1-70B at TP2 behind the ``floor`` router with an
-    accuracy floor: FP8's step at the routers' reference step (a 512-token prefill beside 32
-    decodes, H200 profile) reads slower than BF16's, so the floor router sent FP8 nothing,
-    and the note told the user to "route to it (router.policy: floor with an accuracy_floor,
-    say)", the setting the scenario had. It now says why the router left the tier out, and
-    what would change that. The prices are the shipped H200 profile's (they move with it)."""
-    err = _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch)
+    """FP8 and BF16 tiers of Llama-3.1-70B behind the ``floor`` router with an accuracy floor,
+    FP8 dearer per request than BF16: the floor router sent FP8 nothing, and the note told
+    the user to "route to it (router.policy: floor with an accuracy_floor, say)", the
+    setting the scenario had. It now says why the router left the tier out, and what would
+    change that. Round 52: FP8 was dearer at TP2 beside BF16 at the routers' old reference
+    step (0.000173 against 0.00017 USD: a 512-token prefill beside 32 decodes, 544 tokens on
+    the slow side of NVIDIA's FP8 GEMM tables' 512/513 jump); priced over the served
+    requests, FP8 at TP2 is the cheaper (0.000443 against 0.000581), so the scenario now
+    gives FP8 four GPUs a replica (TP4: twice the replica price, not twice as fast), which is
+    dearer per request (0.000621). The prices are the shipped H200 profile's (they move
+    with it)."""
+    text = FP8_BF16_TP2.replace("{name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 2",
+                                "{name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 4")
+    err = _fp8_bf16_run_notes(tmp_path, capsys, monkeypatch, text)
     idle = [line for line in err.splitlines() if "ran no request" in line]
     assert idle == [
         "note: s.yaml: tier fp8 ran no request (router floor, which weighs each tier's cost "
-        "per request at the routers' reference step: fp8's 0.000173 USD is no less than "
-        "bf16's 0.00017, so it gains nothing by sending it requests), yet its 1 x 2 GPUs are "
-        "provisioned: 0.151 of the run's 0.301 USD; remove the tier, or make it cheaper per "
+        "per request, priced over up to 256 of the served requests, each by the "
+        "replica-seconds it takes on the tier's step model, its prompt in the engine's chunks "
+        "and its output in 32-sequence decode steps: fp8's 0.000621 USD is no less than "
+        "bf16's 0.000581, so it gains nothing by sending it requests), yet its 1 x 4 GPUs are "
+        "provisioned: 0.301 of the run's 0.452 USD; remove the tier, or make it cheaper per "
         "request than bf16 (its gpus_per_replica or cost_per_gpu_hour)"]
 
 

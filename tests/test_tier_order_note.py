@@ -24,11 +24,16 @@ def test_equal_price_tiers_listed_dearer_per_request_first_get_a_note(tmp_path, 
     w4a16, bf16 = tiny_doc()["tiers"]
     notes = _notes(tmp_path, capsys, [bf16, w4a16])
     # per-request figures on the calibrated roofline (vLLM's fitted host time, W4A16 MoE
-    # /0.44); before, 2.08e-05 against 1.02e-05
+    # /0.44); before, 2.08e-05 against 1.02e-05; until round 52 priced at one reference step
+    # (a 512-token prefill beside 32 decodes), 6.89e-05 against 3.6e-05: over the tiny
+    # trace's served requests (code traffic, 2,329-token prompts and 32-token outputs on
+    # average) W4A16's slower prefill takes back about half of what its faster decode saves
     assert notes == [
         f"note: {tmp_path / 's.yaml'}: tiers 'bf16' and 'w4a16' cost the same per replica-hour "
         "(3.5 USD, cost_per_gpu_hour x gpus_per_replica) and 'bf16', listed first, costs "
-        "more per request (6.89e-05 against 3.6e-05 USD for the routers' reference step); "
+        "more per request (8.76e-05 against 8.5e-05 USD, priced over up to 256 of the served "
+        "requests, each by the replica-seconds it takes on the tier's step model, its prompt "
+        "in the engine's chunks and its output in 32-sequence decode steps); "
         "tiers are taken as listed, cheapest first (the routers, FPR/FNR and the closed form "
         "assume it), so only the order makes 'bf16' the cheap one: list the tier you mean as "
         "cheaper first unless this is on purpose"]

@@ -605,7 +605,11 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
     simulating).
 
     ``rngs``: one generator for training the router's classifier, one for its decisions.
+    Tiers not priced yet (``cost_weight`` NaN: :func:`tier_infos` without a mix) are priced
+    over ``df`` (:func:`priced`), as a run prices them.
     """
+    if any(np.isnan(info.cost_weight) for info in infos):
+        infos = priced(infos, scenario, build_fleet(scenario), df)
     cfg = with_scenario_floor(scenario.router, scenario.accuracy_floor)  # the floor policy's
     router = build_router(cfg, infos, train_df=df, rng=rngs[0], source=source)
     return router.assign(df, rngs[1])

@@ -345,9 +345,9 @@ def _note_weight_order(scenario: Scenario, infos: list[TierInfo], source: str,
             return
 
 
-PRICE_WORDS = (f"the routers' price: the replica-seconds of up to {PRICE_SAMPLE} of the served "
-               "requests on the tier's step model, each prompt in the engine's chunks and "
-               f"each output token a share of a {PRICE_DECODE_SEQS}-sequence decode step")
+PRICE_WORDS = (f"priced over up to {PRICE_SAMPLE} of the served requests, each by the "
+               "replica-seconds it takes on the tier's step model, its prompt in the engine's "
+               f"chunks and its output in {PRICE_DECODE_SEQS}-sequence decode steps")
 """What the routers' price per request of a tier (``cost_weight``) is, as notes name it where
 no tier is priced per request (:func:`tiersim.inputs.cost_weight`)."""
 
