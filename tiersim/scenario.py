@@ -52,6 +52,7 @@ from tiersim.scenario_explain import (
     _most_telling,
     _number_key,
     explain_errors,
+    is_number_key,
     line_in,
     located,
 )
@@ -500,8 +501,7 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         first, loc = _most_telling(err.errors(), data)
-        if (tuple(first["loc"])[-1:] == ("[key]",) or first["type"] == "invalid_key") and (
-                isinstance(first["input"], int) and loc):
+        if is_number_key(first, loc):
             raise ScenarioError(source, *_number_key(loc, root)) from None
         raise ScenarioError(source, _where(loc, root), _explain(first, loc, root)
                             + _reading(first["type"], root, loc),

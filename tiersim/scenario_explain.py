@@ -69,7 +69,17 @@ def explain_errors(errors: list[dict], data: Any, prefix: Loc = ()) -> tuple[Loc
     scenario) to show, as its location from the scenario's top and a short instruction, the
     way scenario files are told (an unknown key with the nearest known one ...)."""
     first, loc = _most_telling(errors, data)
+    if is_number_key(first, loc):  # a --choose map's key 5: as a scenario file's is told
+        return prefix + loc[:-1], _number_key(prefix + loc, None)[1]
     return prefix + loc, _explain(first, prefix + loc)
+
+
+def is_number_key(error: dict, loc: Loc) -> bool:
+    """Whether pydantic's ``error`` (at ``loc``, from :func:`_most_telling`) refuses a whole
+    number key of a map keyed by names (``fractions: {5: 0.5}``), which :func:`_number_key`
+    words: pydantic's own words were "fractions[5]: input should be a valid string"."""
+    return bool((tuple(error["loc"])[-1:] == ("[key]",) or error["type"] == "invalid_key")
+                and isinstance(error["input"], int) and loc)
 
 
 def _most_telling(errors: list[dict], data: Any) -> tuple[dict, Loc]:

@@ -158,10 +158,30 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
         if problem is not None:
             raise TiersimError(f"--choose {said}: {format_loc(problem[0])}: {problem[1]}")
         try:
-            RouterConfig.model_validate(doc)
+            cfg = RouterConfig.model_validate(doc)
         except ValidationError as err:
             loc, message = explain_errors(err.errors(), doc, ("router",))
             raise TiersimError(f"--choose {said}: {format_loc(loc)}: {message}") from None
+        _refuse_unknown_tiers(scenario, cfg, said)
+
+
+def _refuse_unknown_tiers(scenario, cfg, said: str) -> None:
+    """Refuse a router, as the ``--choose`` values ``said`` make it, that names a tier the
+    scenario does not route to (``router.fractions={w4a16: 0.6, nope: 0.4}``, ``router.tier``,
+    ``router.cascade.to_tier``): checked against the scenario's tiers as a run of it is, before
+    any simulation. Before, the plan ran, the designs routed with the value were each refused
+    in the runner-up lines, and the plan exited 0."""
+    from tiersim.errors import ScenarioError
+    from tiersim.routing import TierInfo
+    from tiersim.routing.policies import ROUTERS
+
+    infos = [TierInfo(name=t.name, precision=t.precision, cost_weight=math.nan)
+             for t in scenario.tiers]  # no prices: a budget is checked once the fleet has them
+    try:
+        ROUTERS[cfg.policy](cfg, infos, "--choose", [t.name for t in scenario.baselines])
+    except ScenarioError as err:
+        if err.message.startswith("unknown tier ") or "is a baseline-only tier" in err.message:
+            raise TiersimError(f"--choose {said}: {err.where}: {err.message}") from None
 
 
 def _check_router_keys(scenario, source: str, choose: dict[str, list],
