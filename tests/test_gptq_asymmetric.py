@@ -28,8 +28,8 @@ def _write(tmp_path: Path, quant: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("bits", "sym", "got"), [(8, False, "False"), (4, False, "False"),
-                                                  (8, "no", "'no'"), (4, 1, "1")])
+@pytest.mark.parametrize(("bits", "sym", "got"), [(8, False, "false"), (4, False, "false"),
+                                                  (8, "no", '"no"'), (4, 1, "1")])
 def test_an_asymmetric_gptq_checkpoint_is_one_line(tmp_path, bits, sym, got):
     path = _write(tmp_path, {**GPTQ8, "bits": bits, "sym": sym})
     with pytest.raises(TiersimError) as err:
@@ -46,7 +46,7 @@ def test_an_asymmetric_dynamic_override_is_one_line(tmp_path):
     with pytest.raises(TiersimError) as err:
         load_hf_config(path)
     assert str(err.value) == (
-        f"{path}: key 'quantization_config.dynamic.+:.*mlp.*.sym': must be true (got False); "
+        f"{path}: key 'quantization_config.dynamic.+:.*mlp.*.sym': must be true (got false); "
         "tiersim reads symmetric GPTQ modules (as w4a16 / w8a16), the ones vLLM's Marlin "
         "kernel serves (vLLM refuses an asymmetric override of a symmetric checkpoint): use a "
         f"symmetric checkpoint{TAIL}")

@@ -63,7 +63,7 @@ def test_gptq_dynamic_first_matching_rule_decides(tmp_path):
     ({".*": 4}, "key 'quantization_config.dynamic..*': must be an object of overrides "
      "(bits, group_size ...) (got 4)"),
     ([".*"], "key 'quantization_config.dynamic': must be an object of module regexes (got "
-     "['.*'])"),
+     '[".*"])'),
 ])
 def test_gptq_dynamic_it_cannot_read_is_one_line(tmp_path, dynamic, message):
     path = _write(tmp_path, LLAMA, {**GPTQ, "dynamic": dynamic})

@@ -100,9 +100,9 @@ def test_gemma2_says_what_tiersim_lacks(tmp_path):
 
 @pytest.mark.parametrize(("data", "text"), [
     ({**QWEN2, "model_type": ["qwen2"]},
-     "key 'model_type': must be a name such as 'llama' (got ['qwen2'])"),
+     "key 'model_type': must be a name such as 'llama' (got [\"qwen2\"])"),
     ({"model_type": "qwen2_vl", "text_config": {**QWEN2, "model_type": {"name": "qwen2"}}},
-     "key 'text_config.model_type': must be a name such as 'llama' (got {'name': 'qwen2'})"),
+     "key 'text_config.model_type': must be a name such as 'llama' (got {\"name\": \"qwen2\"})"),
 ])
 def test_a_model_type_that_is_no_name_is_one_line(tmp_path, data, text):
     path = _write(tmp_path, data)

@@ -84,7 +84,7 @@ def test_the_config_may_keep_the_state_in_float32(tmp_path):
     ({"linear_num_value_heads": 24}, "key 'linear_num_value_heads': must be a multiple of "
      "linear_num_key_heads (16)"),
     ({"mamba_ssm_dtype": "int8"}, "key 'mamba_ssm_dtype': must be one of float32, bfloat16, "
-     "float16 (got 'int8')"),
+     'float16 (got "int8")'),
 ])
 def test_a_hybrid_config_tiersim_cannot_read_is_one_line(tmp_path, change, text):
     folder = _write(tmp_path, {**QWEN35_397B, **change})
@@ -193,7 +193,7 @@ def test_a_hybrid_states_dtype_must_be_a_name(tmp_path):
     with pytest.raises(TiersimError) as err:
         load_hf_config(folder)
     assert str(err.value) == (f"{folder / 'config.json'}: key 'mamba_ssm_dtype': must be one of "
-                              "float32, bfloat16, float16 (got ['float32'])")
+                              'float32, bfloat16, float16 (got ["float32"])')
 
 
 def test_prefix_caching_a_hybrid_is_noted(tmp_path, capsys):

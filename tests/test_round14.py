@@ -122,7 +122,7 @@ def test_formats_are_weighed_module_by_module(tmp_path):
     ({"num_bits": 4, "type": "float", "group_size": 32}, None),  # MXFP4, said not modelled
     ({"num_bits": "4", "type": "int"},
      "key 'quantization_config.config_groups.g.weights.num_bits': must be a whole number of "
-     "bits (got '4')"),
+     "bits (got \"4\")"),
 ])
 def test_compressed_tensors_formats(tmp_path, weights, expected):
     quant = {"quant_method": "compressed-tensors", "config_groups": {"g": {
@@ -465,7 +465,7 @@ def test_a_cascade_with_a_floor_is_planned_and_rerun_on_run_s_basis(tmp_path):
     ({"quant_method": "fp8", "modules_to_not_convert": [1]}, None,
      "key 'quantization_config.modules_to_not_convert[0]': must be a module name (got 1)"),
     ({"quant_method": "fp8", "modules_to_not_convert": [None]}, None,
-     "key 'quantization_config.modules_to_not_convert[0]': must be a module name (got None)"),
+     "key 'quantization_config.modules_to_not_convert[0]': must be a module name (got null)"),
     (None, {"quantization": []},
      "hf_quant_config.json: key 'quantization': must be an object with a quant_algo (got [])"),
     (None, {"quantization": {"quant_algo": None}},

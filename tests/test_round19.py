@@ -183,7 +183,7 @@ def test_a_stored_point_of_a_run_time_no_run_takes_is_run_again(tmp_path, capsys
 
 @pytest.mark.parametrize(("quant", "said"), [
     ({"activation_scheme": "foo"},
-     "must be 'dynamic' or 'static', as vLLM's Fp8Config requires (got 'foo')"),
+     "must be 'dynamic' or 'static', as vLLM's Fp8Config requires (got \"foo\")"),
     ({"activation_scheme": "static", "weight_block_size": [128, 128]},
      "'static' beside a weight_block_size: vLLM's Fp8Config refuses it (block FP8 scales "
      "activations dynamically); use 'dynamic'"),
@@ -226,7 +226,7 @@ W4_GROUP = {"weights": {"num_bits": 4, "type": "int", "group_size": 128},
     ({"quant_method": "compressed-tensors",
       "config_groups": {"g": {**W4_GROUP, "targets": {"a": 1}}}}, None,
      "key 'quantization_config.config_groups.g.targets': must be a list of module names "
-     "(got {'a': 1})"),
+     "(got {\"a\": 1})"),
     ({"quant_method": "fp8", "modules_to_not_convert": 7}, None,
      "key 'quantization_config.modules_to_not_convert': must be a list of module names "
      "(got 7)"),
@@ -234,7 +234,7 @@ W4_GROUP = {"weights": {"num_bits": 4, "type": "int", "group_size": 128},
      "desc_act": False, "ignore": 9}, None,
      "key 'quantization_config.ignore': must be a list of module names (got 9)"),
     (None, {"quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head", None]}},
-     "key 'quantization.exclude_modules[1]': must be a module name (got None)"),
+     "key 'quantization.exclude_modules[1]': must be a module name (got null)"),
 ])
 def test_a_module_list_of_the_wrong_kind_is_named_by_its_key(tmp_path, quant, side, where):
     """A skip or target list of the wrong kind was reported for the whole block, with Python's

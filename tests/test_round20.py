@@ -108,7 +108,7 @@ def test_a_group_with_no_targets_beside_a_linear_group_leaves_that_groups_format
 GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False}
 
 
-@pytest.mark.parametrize(("value", "got"), [("true", "'true'"), ("false", "'false'"), (1, "1"),
+@pytest.mark.parametrize(("value", "got"), [("true", '"true"'), ("false", '"false"'), (1, "1"),
                                             ([], "[]")])
 def test_a_gptq_lm_head_that_is_not_a_bool_is_one_line(tmp_path, capsys, value, got):
     """`lm_head: "true"` was read as an lm_head left BF16; vLLM's GPTQ configs read the key

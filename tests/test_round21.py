@@ -30,7 +30,7 @@ def test_an_awq_lm_head_that_is_not_a_bool_is_one_line(tmp_path):
     with pytest.raises(TiersimError) as info:
         load_hf_config(path)
     assert str(info.value) == (
-        f"{path}: key 'quantization_config.lm_head': must be true or false (got 'yes'); vLLM "
+        f"{path}: key 'quantization_config.lm_head': must be true or false (got \"yes\"); vLLM "
         "quantises lm_head for any value but false, 0, null or an empty one, so say which")
 
 
@@ -69,8 +69,8 @@ def test_a_compressed_tensors_target_written_as_a_string_is_one_line(tmp_path):
         load_hf_config(path)
     assert str(info.value) == (
         f"{path}: key 'quantization_config.config_groups.group_0.targets': must be a list of "
-        "module names (got 'Linear'); vLLM reads a string letter by letter and matches no "
-        "module: write ['Linear']")
+        "module names (got \"Linear\"); vLLM reads a string letter by letter and matches no "
+        'module: write ["Linear"]')
 
 
 def test_a_compressed_tensors_group_targeting_linear_still_reads(tmp_path):

@@ -47,16 +47,16 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
 
 @pytest.mark.parametrize(("quant", "key", "message"), [
     ({"quant_method": "fp8", "weight_block_size": "128"}, "weight_block_size",
-     "must be a list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got '128'"),
+     "must be a list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got \"128\""),
     ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
       "lm_head": "yes"}, "lm_head",
-     "must be true or false (got 'yes'); vLLM quantises lm_head for any value but false, 0, "
+     'must be true or false (got "yes"); vLLM quantises lm_head for any value but false, 0, '
      "null or an empty one, so say which"),
     ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
      "desc_act": False, "dynamic": [1]}, "dynamic",
      "must be an object of module regexes (got [1])"),
     ({"quant_method": "fp8", "ignored_layers": {"a": 1}}, "ignored_layers",
-     "must be a list of module names (got {'a': 1})"),
+     'must be a list of module names (got {"a": 1})'),
     ({"quant_method": "bitsandbytes"}, "quant_method",
      "'bitsandbytes' is not supported; supported: fp8, mxfp4, compressed-tensors, modelopt, "
      "awq, gptq, fbgemm_fp8 (or no quantization_config at all: BF16)"),
@@ -121,5 +121,5 @@ def test_a_quantization_config_that_is_no_object_is_one_line_even_when_empty(tmp
     with pytest.raises(TiersimError) as info:
         load_hf_config(path)
     assert str(info.value) == (f"{path}: key 'quantization_config': must be an object with a "
-                               f"quant_method (got {value!r}); remove the key if the weights "
-                               "are BF16")
+                               f"quant_method (got {json.dumps(value)}); remove the key if the "
+                               "weights are BF16")

@@ -36,7 +36,7 @@ _AWQ_NEEDS = ("vLLM does not load an AWQ block without it (both its AWQ configs 
     ({"quant_method": "awq", "bits": 4, "zero_point": True}, "group_size",
      "missing; " + _AWQ_NEEDS),
     ({**AWQ, "zero_point": False}, "zero_point",
-     "must be true (got False); vLLM's AWQ-Marlin kernel serves 4-bit AWQ with zero points "
+     "must be true (got false); vLLM's AWQ-Marlin kernel serves 4-bit AWQ with zero points "
      "only (without them it runs its older AWQ kernel, which tiersim does not time): use a "
      "checkpoint with zero points, or remove quantization_config from a copy of config.json "
      "and set the tier's precision"),
@@ -235,7 +235,7 @@ def test_the_context_is_the_smallest_length_key_as_vllm_derives_it(tmp_path, fie
 
 def test_a_length_key_that_is_no_count_is_one_line(tmp_path, capsys):
     path = _config(tmp_path, seq_len="4k")
-    _refused(tmp_path, capsys, path, "key 'seq_len': must be a positive integer (got '4k')")
+    _refused(tmp_path, capsys, path, "key 'seq_len': must be a positive integer (got \"4k\")")
 
 
 @pytest.mark.parametrize("kind", ["folder", "dangling-link"])

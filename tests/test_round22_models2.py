@@ -180,7 +180,7 @@ def test_mlp_only_layers_that_is_no_list_is_one_line(tmp_path, capsys, value):
     """vLLM's ``layer_idx not in mlp_only_layers`` fails on a number or a string."""
     path = _config(tmp_path, **_QWEN3_MOE, mlp_only_layers=value)
     _refused(tmp_path, capsys, path, f"key 'mlp_only_layers': must be a list of layer indices "
-             f"(got {value!r})", precision="bf16")
+             f"(got {json.dumps(value)})", precision="bf16")  # round 52: as JSON writes it
 
 
 # ------------------------------------------------------------------ DeepSeek's dense layers

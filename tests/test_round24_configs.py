@@ -181,7 +181,7 @@ def test_gptq_modules_in_block_to_quantize_of_no_list_is_one_line(tmp_path):
         load_hf_config(path)
     assert str(caught.value) == (
         f"{path}: key 'quantization_config.modules_in_block_to_quantize': must be a list of "
-        "module names, or of lists of them (got 'self_attn.q_proj')")
+        'module names, or of lists of them (got "self_attn.q_proj")')
 
 
 @pytest.mark.parametrize("weights, said", [

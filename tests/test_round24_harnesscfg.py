@@ -246,7 +246,7 @@ def test_gpt_oss_top_k_is_read_as_vllm_reads_it(tmp_path):
 
 @pytest.mark.parametrize(("cfg", "key", "got"), [
     ({"model_type": 5, "vision_config": {}, "text_config": LLAMA}, "model_type", "5"),
-    ({"model_type": ["llava"], "llm_config": LLAMA}, "model_type", "['llava']"),
+    ({"model_type": ["llava"], "llm_config": LLAMA}, "model_type", '["llava"]'),
 ], ids=["number", "list"])
 def test_a_wrapper_type_that_is_not_a_name_is_refused_as_the_simulator_refuses_it(
         tmp_path, cfg, key, got):

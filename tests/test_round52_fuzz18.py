@@ -42,3 +42,115 @@ def test_a_choose_map_with_a_whole_number_key_is_told_as_a_scenarios_is(tmp_path
     assert line == ("Error: --choose router.fractions={5: 0.6, bf16: 0.4}: router.fractions: "
                     "key 5 is a number, where the keys are names; write the name, or quote it "
                     "('5') if it is one")
+
+
+# --- a model config's values as JSON writes them ----------------------------------------------
+
+QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+             "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+             "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
+             "num_experts_per_tok": 8, "vocab_size": 151936, "max_position_embeddings": 262144}
+
+
+def _config_error(tmp_path, text: str, side: str | None = None) -> str:
+    """The error line of reading the config ``text`` (``side``: an hf_quant_config.json
+    beside it)."""
+    from tiersim.errors import TiersimError
+    from tiersim.hardware.hf_config import load_hf_config
+
+    (tmp_path / "config.json").write_text(text)
+    if side is not None:
+        (tmp_path / "hf_quant_config.json").write_text(side)
+    with pytest.raises(TiersimError) as info:
+        load_hf_config(tmp_path / "config.json")
+    return str(info.value).removeprefix(f"{tmp_path / 'config.json'}: ")
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("true", "true"), ('"2048"', '"2048"'), ("1e308", "1e308"), ("2.048e3", "2.048e3"),
+    ("2048.0", "2048.0"), ('{"a": null}', '{"a": null}'), ('["x"]', '["x"]'),
+])
+def test_a_config_value_is_quoted_as_json_writes_it(tmp_path, written, said):
+    """``"hidden_size": true`` was told "(got True)", ``1e308`` "(got 1e+308)", ``2.048e3``
+    "(got 2048.0)", ``"2048"`` "(got '2048')" and ``{"a": null}`` "(got {'a': None})":
+    Python's spelling, which no JSON file holds."""
+    import json
+
+    text = json.dumps(QWEN3_MOE).replace('"hidden_size": 2048', f'"hidden_size": {written}')
+    assert _config_error(tmp_path, text) == (f"key 'hidden_size': must be a positive integer "
+                                             f"(got {said})")
+
+
+def test_a_quant_method_that_is_no_name_is_told_as_written(tmp_path):
+    """``"quant_method": 5`` read "'5' is not supported", as if the file wrote text."""
+    import json
+
+    text = json.dumps({**QWEN3_MOE, "quantization_config": {"quant_method": 5}})
+    assert _config_error(tmp_path, text) == (
+        "key 'quantization_config.quant_method': must be a name such as 'fp8' (got 5); "
+        "supported: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no "
+        "quantization_config at all: BF16)")
+
+
+def test_a_modelopt_quant_algo_that_is_no_name_is_told_as_written(tmp_path):
+    """``"quant_algo": true`` in hf_quant_config.json read "'TRUE' is not a format tiersim
+    models": the value upper-cased as if it were text."""
+    import json
+
+    side = json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": True}})
+    assert _config_error(tmp_path, json.dumps(QWEN3_MOE), side).endswith(
+        "hf_quant_config.json: key 'quantization.quant_algo': must be a name such as 'FP8' "
+        "(got true); say which format (FP8, NVFP4, W4A16_NVFP4)")
+
+
+def test_a_kv_cache_quant_algo_that_is_no_name_is_noted_as_written(tmp_path):
+    """``"kv_cache_quant_algo": true`` was noted "is 'True'"."""
+    import json
+
+    from tiersim.errors import Note
+    from tiersim.hardware.hf_config import load_hf_config
+
+    (tmp_path / "config.json").write_text(json.dumps(QWEN3_MOE))
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps({
+        "producer": {"name": "modelopt"},
+        "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": True}}))
+    with pytest.warns(Note) as seen:
+        load_hf_config(tmp_path / "config.json")
+    assert any("key 'quantization.kv_cache_quant_algo' is true: a KV-cache format tiersim "
+               "does not model" in str(w.message) for w in seen)
+
+
+def test_the_harness_quotes_a_config_number_as_written_too(tmp_path):
+    """``tiersim calibrate``'s reader of config.json told ``"hidden_size": 1e308`` as
+    "(got 1e+308)"."""
+    import json
+
+    from tiersim.calibrate import shapes
+    from tiersim.calibrate.errors import CalibrateError
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**QWEN3_MOE, "model_type": "llama"}).replace(
+        '"hidden_size": 2048', '"hidden_size": 1e308'))
+    with pytest.raises(CalibrateError) as info:
+        shapes.from_config(path)
+    assert str(info.value) == (f"{path}: hidden_size must be a whole number from 1 to 65536 "
+                               "(got 1e308); fix it in the config.json")
+
+
+# --- a text trace's numbers as the file writes them -------------------------------------------
+
+AZURE = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
+@pytest.mark.parametrize(("cell", "said"), [
+    ("1e19", "token count must be at most 2147483647 (got 1e19); fix or remove the row"),
+    ("12.50", "token count must be a whole number (got 12.50); round it"),
+    ("-2.0e1", "token count must be > 0 (got -2.0e1); fix or remove the row"),
+])
+def test_a_refused_token_count_is_quoted_as_the_csv_writes_it(tmp_path, capsys, cell, said):
+    """A CSV's ``1e19`` was told "(got 1e+19)" and ``12.50`` "(got 12.5)": the float the
+    reader made of the cell, as Python writes it."""
+    path = tmp_path / "a.csv"
+    path.write_text(AZURE + f"2023-11-16 18:15:46,{cell},44\n2023-11-16 18:15:50,396,109\n")
+    line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert line == f"Error: {path}: row 1, column 'ContextTokens': {said} (file line 2)"

@@ -84,7 +84,7 @@ CASES = {
     "spec_acceptance above 1": (
         "sa.csv", "arrival_s,input_tokens,output_tokens,spec_acceptance\n0,5,2,0.5\n1,5,2,\n"
         "2,5,2,2.0\n",
-        "row 3, column 'spec_acceptance': acceptance rate must be between 0 and 1 (got 2); fix "
+        "row 3, column 'spec_acceptance': acceptance rate must be between 0 and 1 (got 2.0); fix "
         "or remove the row (file line 4)"),
     "mooncake bad json": (
         "m.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 2}\n'

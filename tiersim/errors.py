@@ -72,6 +72,39 @@ def shown_yaml(value, width: int = 40) -> str:
     return cut("a huge int" if huge else yaml_written(value), width)
 
 
+def json_written(value) -> str:
+    """``value`` as JSON writes it, for an error line quoting a value a user wrote in a JSON
+    file (a model's ``config.json``): ``true``, ``false``, ``null``, text in double quotes
+    (``"bfloat16"``, escaped as JSON escapes it), ``[1, null]``, ``{"a": true}``; a number as
+    the file writes it where it keeps its text (``1e308``, ``2.048e3``: a
+    :class:`~tiersim.numbers.WrittenNumber`, as :func:`tiersim.jsonio.read_json` reads a float
+    with ``floats_as_written``), else as Python writes it. Python's words were ``True``,
+    ``None``, ``'text'``, ``{'a': 1}`` and ``1e+308``, which no JSON file holds."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and isinstance(getattr(value, "text", None), str):
+        return value.text
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)  # NaN, Infinity: as Python's JSON reader takes them
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(json_written(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {json_written(v)}"
+                               for k, v in value.items()) + "}"
+    return written(value)
+
+
+def shown_json(value, width: int = 40) -> str:
+    """:func:`shown`, but spelt as JSON writes the value (:func:`json_written`): for a value
+    read from a model's ``config.json`` or ``hf_quant_config.json``."""
+    huge = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 4000
+    return cut("a huge int" if huge else json_written(value), width)
+
+
 def percent_hint(value) -> str:
     """The words after a refused share (a value that must be at most 1) that reads as a
     percent: ``"; a share, not a percent: 0.8 for 80%"`` for a number above 1 and at most

@@ -33,10 +33,12 @@ HF_BOM = ("starts with a UTF-8 byte-order mark, which transformers' config reade
 
 
 def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
-              missing: str | None = None, bom: str | None = None) -> Any:
+              missing: str | None = None, bom: str | None = None,
+              floats_as_written: bool = False) -> Any:
     """The parsed content of ``path`` (``what``: "a model config", "a profile"); ``missing``
     replaces the message for a file that does not exist; ``bom``, where given, is why a
-    leading byte-order mark is refused (:data:`HF_BOM`), else it is read past."""
+    leading byte-order mark is refused (:data:`HF_BOM`), else it is read past;
+    ``floats_as_written``: as :func:`parse_json`."""
     if "\0" in str(path):  # open() would say only "embedded null byte"
         raise error(f"{path}: a file name cannot hold the character U+0000 (NUL); check the "
                     "path")
@@ -63,20 +65,23 @@ def read_json(path: Path, what: str, error: type[TiersimError] = TiersimError,
     except UnicodeDecodeError as exc:
         raise error(f"{path}: byte {exc.start}: not UTF-8 text; {what} is a UTF-8 JSON "
                     "file") from None
-    return parse_json(text, path, what, error)
+    return parse_json(text, path, what, error, floats_as_written)
 
 
 def parse_json(text: str, path: Path | str, what: str,
-               error: type[TiersimError] = TiersimError) -> Any:
+               error: type[TiersimError] = TiersimError, floats_as_written: bool = False) -> Any:
     """``text`` parsed as JSON, as :func:`read_json` reads a file's: a key twice in one object,
     invalid JSON, a number too long or nesting too deep for the parser is one ``error`` line
     naming ``path``. An empty text, and one that ends mid-document (a file cut short: a copy
     or save that did not finish), say so, not what the parser expected next (``Expecting ','
-    delimiter`` read as a missing comma)."""
+    delimiter`` read as a missing comma). ``floats_as_written``: every number with a point or
+    an exponent keeps its text (:func:`_float_keeping_text`), so that a line refusing it quotes
+    it as the file writes it (a model config's ``1e308``, not ``1e+308``)."""
     if not text.strip():
         raise error(f"{path}: empty; {what} is a UTF-8 JSON file")
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=_float_as_written)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=(
+            _float_keeping_text if floats_as_written else _float_as_written))
     except DuplicateKey as exc:
         raise error(f"{path}: key {exc.args[0]!r} appears twice in one object; keep one (which "
                     "was meant cannot be known)") from None
@@ -129,6 +134,13 @@ def _float_as_written(text: str) -> float:
     if not math.isinf(value):
         return value
     return WrittenNumber(value, text if len(text) <= 40 else f"{text[:37]}...")
+
+
+def _float_keeping_text(text: str) -> float:
+    """A JSON number with a point or an exponent as a :class:`~tiersim.numbers.WrittenNumber`
+    of its text (cut to 40 characters): a float that computes as one, and that a message
+    quoting it (:func:`tiersim.errors.json_written`) shows as the file writes it."""
+    return WrittenNumber(float(text), text if len(text) <= 40 else f"{text[:37]}...")
 
 
 class _Digits(str):

@@ -7,12 +7,12 @@ Hugging Face ``config.json``) and reads any other model from a ``config.json`` p
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tiersim.calibrate.errors import CalibrateError
 from tiersim.errors import shown as _shown
+from tiersim.errors import shown_json
 from tiersim.hf_text import (
     ALIASES,
     GPT_OSS_TOP_K,
@@ -142,10 +142,8 @@ def _get(cfg: dict, path: str, *keys: str, default: int | None = None,
             continue
         top = LIMITS[key]
         if type(value) is not int or not low <= value <= top:
-            shown = json.dumps(value)  # as the file spells it: true, "abc", Infinity
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
             raise CalibrateError(f"{path}: {key} must be a whole number from {low} to {top} "
-                                 f"(got {shown}); fix it in the config.json")
+                                 f"(got {shown_json(value)}); fix it in the config.json")
         return value
     if default is not None:
         return default
@@ -213,7 +211,8 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     config.json is a JSON file'.
     """
     p = _config_in(Path(path))
-    cfg = read_json(p, "a config.json", CalibrateError, bom=HF_BOM)  # regular file, size cap
+    cfg = read_json(p, "a config.json", CalibrateError, bom=HF_BOM,  # regular file, size cap
+                    floats_as_written=True)  # a refused 1e308 quoted so, not as 1e+308
     if not isinstance(cfg, dict):
         raise CalibrateError(f"{p}: not a JSON object; pass a config.json")
     where = str(p)
@@ -223,7 +222,7 @@ def from_config(path: str | Path, name: str | None = None) -> ModelShapes:
     bad = type_not_a_name(cfg)  # as the simulator, and transformers' AutoConfig, refuse it
     if bad is not None:
         raise CalibrateError(f"{where}: key '{bad[0]}': must be a name such as 'llama' "
-                             f"(got {_shown(bad[1])}); fix the config.json")
+                             f"(got {shown_json(bad[1])}); fix the config.json")
     cfg, notes = _text_config(cfg, where)
     kind = cfg.get("model_type")
     if served_type(cfg, cfg is outer) not in HARNESS_TYPES:  # an alias as the simulator reads it

@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.hf_file import key_part
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt, _group_size, _note_weight_only
 from tiersim.hardware.hf_modules import Span, _by_module, _module_list, _Patterns
@@ -34,7 +34,7 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         return fmt
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TiersimError(f"{path}: key '{where}.num_bits': must be a whole "
-                           f"number of bits (got {shown(bits)})")
+                           f"number of bits (got {shown_json(bits)})")
     if bits == 4 and kind == "int":  # the one format whose bits depend on the group size
         _refuse_int_activations(path, scheme.get("input_activations"),
                                  where.removesuffix("weights") + "input_activations")
@@ -48,10 +48,10 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
         return _fmt("mxfp4")
     if bits == 8 and kind == "float":
         return _fmt("fp8_block" if weights.get("strategy") == "block" else "fp8")
-    kind = kind if isinstance(kind, str) and len(kind) <= 20 else shown(kind, 20)
+    kind = kind if isinstance(kind, str) and len(kind) <= 20 else shown_json(kind, 20)
     raise TiersimError(
-        f"{path}: key '{where}': {shown(bits)}-bit {kind} weights "
-        f"(group size {shown(size)}) are not a format tiersim models "
+        f"{path}: key '{where}': {shown_json(bits)}-bit {kind} weights "
+        f"(group size {shown_json(size)}) are not a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
 
@@ -70,7 +70,7 @@ def _refuse_int_activations(path: Path, activations: Any, key: str, bits: int = 
         said, name = (f"{width}-bit {str(activations.get('type', 'int'))[:10]}",
                       f"W{bits}A{width}")
     else:
-        said, name = f"quantised ({shown(activations)})", "quantised activations"
+        said, name = f"quantised ({shown_json(activations)})", "quantised activations"
     raise TiersimError(f"{path}: key {key!r}: {said} activations beside {bits}-bit int weights "
                        f"({name}): tiersim times {bits}-bit int weights weight-only "
                        f"(W{bits}A16, 16-bit activations) and does not model {name}; use a "
@@ -93,7 +93,7 @@ def _int8_weight_only(path: Path, weights: dict, where: str, bits: int = 8
     if strategy == "group" or (strategy is None and size is not None):  # -1: per channel
         return _fmt(name, _group_size(path, f"{where}.group_size", size,
                                       "int weight-only weights"))
-    per = "per tensor" if strategy in (None, "tensor") else f"with strategy {shown(strategy)}"
+    per = "per tensor" if strategy in (None, "tensor") else f"with strategy {shown_json(strategy)}"
     raise TiersimError(f"{path}: key '{where}': {bits}-bit int weights {per} with 16-bit "
                        "activations are not served by vLLM (its weight-only Marlin kernel takes "
                        "a scale per group or per output channel: strategy 'group' with a "
@@ -177,8 +177,8 @@ def _check_targets(path: Path, targets: Any, key: str) -> None:
                            "modules (or 'Linear' for every linear layer)")
     if isinstance(targets, str):
         raise TiersimError(f"{path}: key '{key}': must be a list of module names (got "
-                           f"{shown(targets)}); vLLM reads a string letter by letter and "
-                           f"matches no module: write [{shown(targets)}]")
+                           f"{shown_json(targets)}); vLLM reads a string letter by letter and "
+                           f"matches no module: write [{shown_json(targets)}]")
 
 
 def _note_no_targets(path: Path, key: str) -> None:

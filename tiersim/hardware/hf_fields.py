@@ -15,7 +15,7 @@ import math
 import warnings
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.hf_file import _Config
 from tiersim.hf_text import (
     DSA_TYPES,
@@ -87,7 +87,7 @@ def _max_context(cfg: _Config) -> int:
     if rope is None:
         return context
     if not isinstance(rope, dict):
-        raise cfg.error(key, f"must be an object with a rope_type (got {shown(rope)})")
+        raise cfg.error(key, f"must be an object with a rope_type (got {shown_json(rope)})")
     if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type (Gemma)
         rope = next(iter(rope.values()))
         key = f"{key}.{next(iter(cfg.data[key]))}"
@@ -99,13 +99,13 @@ def _max_context(cfg: _Config) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (
             (isinstance(factor, int) or math.isfinite(factor)) and factor > 0):
         raise cfg.error(f"{key}.factor", f"must be a finite number above 0 (got "
-                        f"{shown(factor)})")
+                        f"{shown_json(factor)})")
     if kind == "yarn":
         context = _yarn_original(cfg, key, rope, nested=key not in ("rope_parameters",
                                                                     "rope_scaling"))
     stretched = context * factor
     if stretched > MAX_STRETCHED_CONTEXT:
-        raise cfg.error(f"{key}.factor", f"{shown(factor)} stretches the context to more than "
+        raise cfg.error(f"{key}.factor", f"{shown_json(factor)} stretches the context to more than "
                         f"{MAX_STRETCHED_CONTEXT:,} tokens; give the factor the model card "
                         "states")
     return int(stretched)
@@ -127,7 +127,7 @@ def _contexts(cfg: _Config) -> dict[str, int]:
         return {"max_context": derived}
     if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
         raise cfg.error("original_max_position_embeddings",
-                        f"must be a positive integer (got {shown(original)})")
+                        f"must be a positive integer (got {shown_json(original)})")
     default = _context_within_bound(cfg, "original_max_position_embeddings", original)
     return {"max_context": default, "context_limit": derived if derived > default else 0}
 
@@ -153,7 +153,7 @@ def _yarn_original(cfg: _Config, key: str, rope: dict, nested: bool) -> int:
                         "transformers 5 puts max_position_embeddings there): write the context "
                         "the model was trained at")
     if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
-        raise cfg.error(where, f"must be a positive integer (got {shown(original)})")
+        raise cfg.error(where, f"must be a positive integer (got {shown_json(original)})")
     return _context_within_bound(cfg, where, original)
 
 
@@ -163,7 +163,7 @@ def _context_within_bound(cfg: _Config, key: str, value: int | None = None) -> i
     number is a typo, and it would be read as the context of every tier serving the model."""
     value = cfg.int(key, bounded=False) if value is None else value
     if value > MAX_STRETCHED_CONTEXT:
-        given = f"{value:,}" if value < 10**31 else shown(value)  # a 400-digit one cut
+        given = f"{value:,}" if value < 10**31 else shown_json(value)  # a 400-digit one cut
         raise cfg.error(key, f"{given} tokens is more than the {MAX_STRETCHED_CONTEXT:,} a "
                         "context may hold; give the value the model card states")
     return value
@@ -192,7 +192,7 @@ def _names_a_layer(cfg: _Config, key: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, list):
-        raise cfg.error(key, f"must be a list of layer indices (got {shown(value)})")
+        raise cfg.error(key, f"must be a list of layer indices (got {shown_json(value)})")
     layers = cfg.int("num_hidden_layers")
     return any(isinstance(i, (int, float)) and 0 <= i < layers and float(i).is_integer()
                for i in value)  # the range first: an int past a double's is no float
@@ -446,7 +446,7 @@ def _state_bytes(cfg: _Config) -> int:
         return 2
     if not isinstance(value, str) or value not in STATE_DTYPES:
         raise cfg.error("mamba_ssm_dtype", f"must be one of {', '.join(STATE_DTYPES)} "
-                        f"(got {shown(value)})")
+                        f"(got {shown_json(value)})")
     return STATE_DTYPES[value]
 
 

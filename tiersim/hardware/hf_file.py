@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_json
 from tiersim.jsonio import HF_BOM, read_json
 
 
@@ -22,7 +22,7 @@ def _read(path: Path, what: str = "a model config") -> dict[str, Any]:
     """The parsed JSON object of ``path`` (``what`` it is, for its errors: the quantisation
     file beside a config was "a model config"), or one error line (a leading byte-order mark
     too, which transformers refuses: :data:`~tiersim.jsonio.HF_BOM`)."""
-    data = read_json(path, what, bom=HF_BOM)
+    data = read_json(path, what, bom=HF_BOM, floats_as_written=True)  # quoted as written
     if not isinstance(data, dict):
         raise TiersimError(f"{path}: {what} must be a JSON object")
     return data
@@ -62,7 +62,7 @@ class _Config:
             return default
         value = self.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.error(key, f"must be a positive integer (got {shown(value)})")
+            raise self.error(key, f"must be a positive integer (got {shown_json(value)})")
         return self._bounded(key, value, "a positive integer") if bounded else value
 
     def flag(self, key: str) -> bool:
@@ -72,7 +72,7 @@ class _Config:
         if value is None:
             return False
         if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false (got {shown(value)})")
+            raise self.error(key, f"must be true or false (got {shown_json(value)})")
         return value
 
     def count(self, key: str, most: int | None = None) -> int:
@@ -81,17 +81,17 @@ class _Config:
         if value is None:
             return 0
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.error(key, f"must be a whole number >= 0 (got {shown(value)})")
+            raise self.error(key, f"must be a whole number >= 0 (got {shown_json(value)})")
         if most is not None and value > most:
-            raise self.error(key, f"must be at most {most} (got {shown(value)})")
+            raise self.error(key, f"must be at most {most} (got {shown_json(value)})")
         return self._bounded(key, value, "a whole number >= 0")
 
     def _bounded(self, key: str, value: int, what: str) -> int:
         """``value`` when at most :data:`MAX_SIZE`, else one line: sizing a tier divides the
         weights into floats, which a larger size overflows (or leaves inexact)."""
         if value > MAX_SIZE:
-            raise self.error(key, f"must be {what} of at most {MAX_SIZE:,} (got {shown(value)}); "
-                             "give the value the model card states")
+            raise self.error(key, f"must be {what} of at most {MAX_SIZE:,} (got "
+                             f"{shown_json(value)}); give the value the model card states")
         return value
 
 

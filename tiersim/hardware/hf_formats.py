@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.precisions import PER_CHANNEL, WEIGHT_ONLY, prior_name
 
 #: The key path of a config.json's quantisation block, as its errors name its keys.
@@ -113,7 +113,7 @@ def _group_size(path: Path, key: str, value: Any, marlin: str = "") -> int:
         return PER_CHANNEL
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16:
         raise TiersimError(f"{path}: key {key!r}: must be a whole number of weights from 1 to "
-                           f"65536 (got {shown(value)})")
+                           f"65536 (got {shown_json(value)})")
     if marlin and value not in MARLIN_GROUP_SIZES:
         raise TiersimError(
             f"{path}: key {key!r}: must be 32, 64, 128 or -1 (per channel) (got {value}); "

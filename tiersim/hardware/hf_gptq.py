@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_json
 from tiersim.hardware.hf_formats import QUANT_KEY, _group_size, _int_fmt, _note_weight_only
 from tiersim.hardware.hf_modules import (
     _ROUTED_EXPERT,
@@ -85,7 +85,7 @@ def _gptq_listed(path: Path, quant: dict, prefix: str) -> list[str]:
             stack = None
     if stack is None:
         raise TiersimError(f"{path}: key '{prefix}{key}': must be a list of module names, or "
-                           f"of lists of them (got {shown(value)})")
+                           f"of lists of them (got {shown_json(value)})")
     return flat
 
 
@@ -131,7 +131,8 @@ def _check_awq_marlin(path: Path, quant: dict, prefix: str) -> None:
             "out / 8]); re-export the checkpoint with version 'gemm'")
     if quant["zero_point"] is not True:
         raise TiersimError(
-            f"{path}: key '{prefix}zero_point': must be true (got {shown(quant['zero_point'])});"
+            f"{path}: key '{prefix}zero_point': must be true (got "
+            f"{shown_json(quant['zero_point'])});"
             " vLLM's AWQ-Marlin kernel serves 4-bit AWQ with zero points only (without them it "
             "runs its older AWQ kernel, which tiersim does not time): use a checkpoint with "
             "zero points, or remove quantization_config from a copy of config.json and set the "
@@ -146,7 +147,7 @@ def _lm_head_quantised(path: Path, value: Any, prefix: str = QUANT_KEY) -> bool:
     if value is None or isinstance(value, bool):
         return bool(value)
     raise TiersimError(f"{path}: key '{prefix}lm_head': must be true or false (got "
-                       f"{shown(value)}); vLLM quantises lm_head for any value but false, 0, "
+                       f"{shown_json(value)}); vLLM quantises lm_head for any value but false, 0, "
                        "null or an empty one, so say which")
 
 
@@ -169,7 +170,7 @@ def _check_bits(path: Path, key: str, bits: Any, method: str, what: str = "check
             f"tiersim reads 4-bit {method.upper()} {what} (as w4a16), the only width vLLM "
             f"serves {method.upper()} in (its AWQ-Marlin zero-point kernel and its AWQ kernel "
             f"are 4-bit): use a 4-bit {one}")
-    got = "missing" if bits is None else f"must be {need} (got {shown(bits)})"
+    got = "missing" if bits is None else f"must be {need} (got {shown_json(bits)})"
     raise TiersimError(f"{path}: key {key!r}: {got}; {why}, or remove quantization_config "
                        "from a copy of config.json and set the tier's precision")
 
@@ -203,7 +204,7 @@ def _check_sym(path: Path, key: str, sym: Any, what: str = "checkpoints") -> Non
         one = "one"
         why = "an asymmetric one runs its older GPTQ kernel, which tiersim does not time"
     raise TiersimError(
-        f"{path}: key {key!r}: must be true (got {shown(sym)}); tiersim reads symmetric GPTQ "
+        f"{path}: key {key!r}: must be true (got {shown_json(sym)}); tiersim reads symmetric GPTQ "
         f"{what} (as w4a16 / w8a16), the ones vLLM's Marlin kernel serves ({why}): use a "
         f"symmetric {one}, or remove quantization_config from a copy of config.json and set the "
         "tier's precision")
@@ -221,7 +222,7 @@ def _gptq_dynamic(path: Path, dynamic: Any, base: tuple[int, int], skip: _Patter
     fused-MoE path quantises them whatever it says)."""
     if not isinstance(dynamic, dict):
         raise TiersimError(f"{path}: key '{prefix}dynamic': must be an object of module "
-                           f"regexes (got {shown(dynamic)})")
+                           f"regexes (got {shown_json(dynamic)})")
     rules = [_dynamic_rule(path, pattern, spec, base, prefix)
              for pattern, spec in dynamic.items()]
 
@@ -254,7 +255,7 @@ def _dynamic_rule(path: Path, pattern: str, spec: Any, base: tuple[int, int],
                            f"regular expression ({exc})") from None
     if not isinstance(spec, dict):
         raise TiersimError(f"{path}: key {where[:120]!r}: must be an object of overrides (bits, "
-                           f"group_size ...) (got {shown(spec)})")
+                           f"group_size ...) (got {shown_json(spec)})")
     if negative:
         return regex, None
     if "sym" in spec:

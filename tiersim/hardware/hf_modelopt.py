@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown, shown_json
 from tiersim.hardware.hf_compressed import _compressed_tensors
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt, _note_weight_only
 from tiersim.hardware.hf_modules import (
@@ -37,11 +37,15 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
     where = prefix + where
     if not isinstance(spec, dict):
         raise TiersimError(f"{path}: key {where.rstrip('.') or 'quantization'!r}: must be an "
-                           f"object with a quant_algo (got {shown(spec)})")
+                           f"object with a quant_algo (got {shown_json(spec)})")
     if spec.get("quant_algo") is None:
         raise TiersimError(f"{path}: key '{where}quant_algo': missing; say which format "
                            f"({', '.join(_MODELOPT_ALGOS)})")
-    algo = str(spec["quant_algo"]).upper()
+    if not isinstance(spec["quant_algo"], str):  # true was told as 'TRUE', 5 as '5'
+        raise TiersimError(f"{path}: key '{where}quant_algo': must be a name such as 'FP8' "
+                           f"(got {shown_json(spec['quant_algo'])}); say which format "
+                           f"({', '.join(_MODELOPT_ALGOS)})")
+    algo = spec["quant_algo"].upper()
     if algo == "UNQUANTIZED" and per_layer:  # a layer of a MIXED_PRECISION checkpoint as is
         return _fmt("bf16")
     if algo not in _MODELOPT_ALGOS:
@@ -68,7 +72,7 @@ def _check_nvfp4_group(path: Path, key: str, value: Any, algo: str) -> None:
     if value is None or (value == 16 and not isinstance(value, bool)):
         return
     raise TiersimError(
-        f"{path}: key {key!r}: must be 16 (got {shown(value)}); {algo} scales each 16 weights "
+        f"{path}: key {key!r}: must be 16 (got {shown_json(value)}); {algo} scales each 16 weights "
         "with one FP8 scale, the block vLLM's NVFP4 kernels read (at another size its FP4 GEMM "
         "refuses the scales' shape): write 16 if the checkpoint was made so, or remove its "
         "quantisation block from a copy and set the tier's precision")
@@ -87,7 +91,7 @@ def _modelopt(path: Path, quant: dict, prefix: str, span: Span):
         if not isinstance(layers, dict) or not layers:
             raise TiersimError(f"{path}: key '{prefix}quantized_layers': MIXED_PRECISION needs a "
                                "map of module -> {quant_algo: ...} (or config_groups); got "
-                               f"{shown(layers)}")
+                               f"{shown_json(layers)}")
         nvfp4 = next((str(spec["quant_algo"]).upper() for spec in layers.values()
                       if isinstance(spec, dict) and str(spec.get("quant_algo", "")).upper()
                       in ("NVFP4", "W4A16_NVFP4")), None)

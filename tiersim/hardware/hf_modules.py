@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_json
 from tiersim.hardware.hf_fields import EveryButNth
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt
 
@@ -156,11 +156,11 @@ class _Patterns:
             patterns = []
         if not isinstance(patterns, (list, tuple)):
             raise TypeError(f"an ignore / exclude list must be a list of module names (got "
-                            f"{shown(patterns)})")
+                            f"{shown_json(patterns)})")
         bad = [p for p in patterns if not isinstance(p, str)]
         if bad:
             raise TypeError(f"an ignore / exclude entry must be a module name (got "
-                            f"{shown(bad[0])})")
+                            f"{shown_json(bad[0])})")
         listed = list(patterns)
         self.plain = {p for p in listed if not p.startswith("re:") and "*" not in p
                       and "?" not in p}
@@ -337,11 +337,11 @@ def _module_list(path: Path, quant: dict, *keys: str, prefix: str = QUANT_KEY) -
         value = [value]
     if not isinstance(value, list):
         raise TiersimError(f"{path}: key '{prefix}{key}': must be a list of module names (got "
-                           f"{shown(value)})")
+                           f"{shown_json(value)})")
     bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
     if bad is not None:
         raise TiersimError(f"{path}: key '{prefix}{key}[{bad}]': must be a module name (got "
-                           f"{shown(value[bad])})")
+                           f"{shown_json(value[bad])})")
     return value
 
 

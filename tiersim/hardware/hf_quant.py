@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.hf_compressed import _compressed_tensors
 from tiersim.hardware.hf_formats import QUANT_KEY, _fmt, _notes_once
 from tiersim.hardware.hf_gptq import _awq_gptq
@@ -33,7 +33,7 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
     prefix = prefix or QUANT_KEY
     if quant is not None and not isinstance(quant, dict):  # vLLM reads any but null as one
         raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object with a "
-                           f"quant_method (got {shown(quant)}); remove the key if the weights "
+                           f"quant_method (got {shown_json(quant)}); remove the key if the weights "
                            "are BF16")
     if not quant:  # vLLM looks for the side file only then
         side = _side_file(path)
@@ -61,7 +61,9 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         return _modelopt(path, quant, prefix, span)
     if method in ("awq", "gptq"):
         return _awq_gptq(path, quant, method, span, prefix)
-    said = "missing" if not method else f"{method!r} is not supported"
+    said = ("missing" if not method else f"{method!r} is not supported"
+            if isinstance(raw_method, str) else  # 5, true: no name (it read '5', 'true')
+            f"must be a name such as 'fp8' (got {shown_json(raw_method)})")
     raise TiersimError(
         f"{path}: key '{prefix}quant_method': {said}; supported: fp8, mxfp4, "
         "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at "
@@ -79,11 +81,11 @@ def _block_size(path: Path, value: Any, prefix: str = QUANT_KEY) -> tuple[int, .
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value)):
         raise TiersimError(f"{path}: key '{prefix}weight_block_size': must be a "
                            f"list of whole numbers from 1 to 1048576 (e.g. [128, 128]), got "
-                           f"{shown(value)}")
+                           f"{shown_json(value)}")
     if len(value) != 2:  # vLLM's Fp8Config refuses any other number of dimensions
         raise TiersimError(f"{path}: key '{prefix}weight_block_size': must hold 2 "
                            "numbers, a block's output and input widths (e.g. [128, 128]), as "
-                           f"vLLM's Fp8Config requires (got {shown(value)})")
+                           f"vLLM's Fp8Config requires (got {shown_json(value)})")
     return tuple(value)
 
 
@@ -97,7 +99,7 @@ def _fp8_activations(path: Path, scheme: Any, block: tuple[int, ...] | None,
         return
     if scheme != "static":
         raise TiersimError(f"{key}: must be 'dynamic' or 'static', as vLLM's Fp8Config requires "
-                           f"(got {shown(scheme)})")
+                           f"(got {shown_json(scheme)})")
     if block:
         raise TiersimError(f"{key}: 'static' beside a weight_block_size: vLLM's Fp8Config "
                            "refuses it (block FP8 scales activations dynamically); use 'dynamic'")
@@ -206,7 +208,9 @@ def _unmodelled_kv(quant: dict, prefix: str = QUANT_KEY) -> str | None:
     none is declared."""
     algo = quant.get("kv_cache_quant_algo")
     if algo not in (None, "", "NONE", "none"):
-        return f"key '{prefix}kv_cache_quant_algo' is {str(algo)[:40]!r}"
+        return (f"key '{prefix}kv_cache_quant_algo' is {str(algo)[:40]!r}"
+                if isinstance(algo, str) else  # true: as JSON writes it (it read 'True')
+                f"key '{prefix}kv_cache_quant_algo' is {shown_json(algo)}")
     scheme = quant.get("kv_cache_scheme")
     if isinstance(scheme, dict) and scheme:
         bits, kind = scheme.get("num_bits"), scheme.get("type")

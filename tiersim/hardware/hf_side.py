@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.hf_file import _read, _refuse_non_finite
 
 
@@ -82,5 +82,5 @@ def _side_block(side: Path) -> tuple[dict[str, Any], str]:
     _refuse_non_finite(side, quant, "quantization" if "quantization" in data else "")
     if not isinstance(quant, dict):
         raise TiersimError(f"{side}: key 'quantization': must be an object with a quant_algo "
-                           f"(got {shown(quant)})")
+                           f"(got {shown_json(quant)})")
     return quant, "quantization." if "quantization" in data else ""

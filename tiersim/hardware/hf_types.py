@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tiersim.errors import Note, TiersimError, shown
+from tiersim.errors import Note, TiersimError, shown_json
 from tiersim.hardware.hf_file import _Config
 from tiersim.hf_text import (
     SUPPORTED_TYPES,
@@ -145,7 +145,7 @@ def _type_name(cfg: _Config) -> None:
     bad = type_not_a_name(cfg.data)
     if bad is not None:
         raise TiersimError(f"{cfg.path}: key '{bad[0]}': must be a name such as 'llama' "
-                           f"(got {shown(bad[1])})")
+                           f"(got {shown_json(bad[1])})")
 
 
 def _lacks(*names: Any) -> str:

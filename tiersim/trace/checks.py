@@ -67,8 +67,12 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         raw = s.iloc[i]
         if not (missing[i] or text_bad[i] or np.isfinite(values[i])):  # 1e400, read as inf
             raw = _infinite_as_written(src, i, column, raw, values[i])
+        written = None
+        if not (missing[i] or text_bad[i]) and np.isfinite(values[i]) and isinstance(
+                raw, float | np.floating):  # a text file's 1e19, not Python's 1e+19
+            written = _as_written(src, [i], column, [values[i]])[0]
         message = _number_message(raw, values[i], label, missing[i], text_bad[i],
-                                  integer, low, high)
+                                  integer, low, high, written)
         raise src.error(message + (" or true/false" if flags and text_bad[i] else ""), i,
                         column)
     return values
@@ -183,7 +187,10 @@ def exact_times(src: Source, t: np.ndarray, raw: pd.Series, column: str, unit: s
     if i is not None:
         step = float(np.spacing(abs(t[i])))
         apart = f"{step:,.0f}" if step < 1e15 else f"{step:.3g}"
-        raise src.error(f"timestamp {shown_as_written(raw.iloc[i], t[i])} is at or beyond 2**53 "
+        cell = raw.iloc[i]
+        shown = (_as_written(src, [i], column, [t[i]])[0] if isinstance(cell, float | np.floating)
+                 else shown_as_written(cell, t[i]))  # -1e308 as written, not -1e+308
+        raise src.error(f"timestamp {shown} is at or beyond 2**53 "
                         f"{unit}, where a number read as a decimal is not exact (decimals there "
                         f"are {apart} {unit} apart); subtract the first timestamp from every "
                         "row", i, column)
@@ -215,12 +222,15 @@ def _bad_numbers(values: np.ndarray, unreadable: np.ndarray, integer: bool,
 
 
 def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool,
-                    integer: bool, low: tuple | None, high: tuple | None) -> str:
+                    integer: bool, low: tuple | None, high: tuple | None,
+                    written: str | None = None) -> str:
+    """Why a cell of a number column is refused; ``written``: the number as a text trace
+    writes it (:func:`_as_written`), where the reader made a float of it."""
     if missing:
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
         return f"{label} is not a number (got {short(raw)}); write a number"
-    shown = shown_as_written(raw, value)
+    shown = shown_as_written(raw, value) if written is None else written
     whole = (isinstance(raw, int) and not isinstance(raw, bool)) or _whole_text(raw)
     if whole and not np.isfinite(value):
         return (f"{label} is beyond the range of numbers (got {shown}); fix or "
