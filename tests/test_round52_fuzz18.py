@@ -154,3 +154,29 @@ def test_a_refused_token_count_is_quoted_as_the_csv_writes_it(tmp_path, capsys, 
     path.write_text(AZURE + f"2023-11-16 18:15:46,{cell},44\n2023-11-16 18:15:50,396,109\n")
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert line == f"Error: {path}: row 1, column 'ContextTokens': {said} (file line 2)"
+
+
+# --- plan --check-seeds -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("typed", ["1e9", "1001", "18446744073709551616"])
+def test_check_seeds_beyond_a_thousand_is_refused_before_the_search(tmp_path, capsys, typed):
+    """``--check-seeds 1e9`` was accepted: the plan searched, then started a billion seeds'
+    simulations (a 20 s timeout stopped it "interrupted: nothing was written"). Refused
+    before the search, quoted as typed."""
+    out = tmp_path / "p"
+    line = one_error_line(*run_cli(capsys, "plan", TINY, "--out", out, "--check-seeds", typed))
+    assert line == (f"Error: --check-seeds {typed}: more than the 1,000 seeds a plan checks "
+                    "(each is an evaluator build and two or three simulations, after the "
+                    "search); give at most 1,000")
+    assert not out.exists()
+
+
+def test_check_seeds_reach_the_plan_as_a_plain_int(monkeypatch):
+    """Checked, the typed count loses its text (plan.json holds numbers)."""
+    from tiersim.cli import plan as plan_cli
+    from tiersim.numbers import WrittenWhole
+
+    seen = {}
+    monkeypatch.setattr(plan_cli, "_plan", lambda *a: seen.setdefault("count", a[-1]))
+    plan_cli.plan_capacity(TINY, check_seeds=WrittenWhole(2, "2e0"))
+    assert type(seen["count"]) is int and seen["count"] == 2

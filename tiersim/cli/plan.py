@@ -39,7 +39,6 @@ from tiersim.cli.plan_text import _uniform_line as _uniform_line
 from tiersim.cli.plan_text import format_plan
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import Note, TiersimError, escaped
-from tiersim.numbers import plain_int
 from tiersim.results import PlanResult
 
 
@@ -80,7 +79,7 @@ def plan(
         "--check-seeds", **number_flag(int, 0),
         help="Simulate the planned fleet and the uniform fleet its saving is quoted against "
         "at this many other seeds (the scenario's seed + 1 .. + N; nothing is sized again) and "
-        "say at how many it meets the constraints; 0 turns the check off.")
+        "say at how many it meets the constraints; 0 turns the check off (at most 1,000).")
     ] = DEFAULT_CHECK_SEEDS,
     robust: Annotated[bool, typer.Option(
         "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
@@ -102,7 +101,7 @@ def plan(
                                _parse_choose(choose), max_replicas=max_replicas,
                                gpu_options=_parse_gpus(gpus_per_replica),
                                cost_model=_check_cost_model(cost_model), report=report,
-                               check_seeds=plain_int(check_seeds), robust=robust)
+                               check_seeds=check_seeds, robust=robust)  # a plain int once checked
         echo(format_plan(result))
         for line in provenance_lines(path):
             echo(line)
@@ -163,6 +162,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.plan_seeds import check_count
 
     check_count(scenario, check_seeds, str(scenario_path))
+    check_seeds = plain_int(check_seeds)  # checked: as max_replicas, no text kept
     if robust:
         from tiersim.cli.plan_seeds import check_robust
 

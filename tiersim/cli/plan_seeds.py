@@ -38,12 +38,25 @@ LARGEST_SEED = 2**63 - 1
 """The largest ``seed`` a scenario takes (:class:`tiersim.scenario_models.Scenario`)."""
 
 
+MAX_CHECK_SEEDS = 1_000
+"""The most seeds ``--check-seeds`` checks: each costs an evaluator build and two or three
+simulations, so ``--check-seeds 1e9`` (or a digit too many) started a check that no plan would
+finish, after the whole search; the same bound as ``--choose``'s combinations
+(:data:`tiersim.cli.plan_choose.MAX_CHOOSE_COMBINATIONS`), each sized by simulation too."""
+
+
 def check_count(scenario, count: int, source: str) -> None:
-    """Refuse, before the search, a ``--check-seeds`` whose last seed is past the largest seed a
-    scenario takes (the scenario's ``seed`` + ``count``): found after the search, it stopped a
-    plan minutes in."""
+    """Refuse, before the search, a ``--check-seeds`` of more than :data:`MAX_CHECK_SEEDS`
+    seeds, or whose last seed is past the largest seed a scenario takes (the scenario's
+    ``seed`` + ``count``): found after the search, it stopped a plan minutes in. ``count`` is
+    quoted as typed (``1e9``: :class:`~tiersim.numbers.WrittenWhole`)."""
     from tiersim.errors import TiersimError
 
+    if count > MAX_CHECK_SEEDS:
+        typed = getattr(count, "text", None) or f"{count}"
+        raise TiersimError(f"--check-seeds {typed}: more than the {MAX_CHECK_SEEDS:,} seeds a "
+                           "plan checks (each is an evaluator build and two or three "
+                           f"simulations, after the search); give at most {MAX_CHECK_SEEDS:,}")
     if count and scenario.seed + count > LARGEST_SEED:
         raise TiersimError(f"--check-seeds {count}: {source} has seed {scenario.seed}, and seed "
                            f"{scenario.seed} + {count} is past the largest seed, {LARGEST_SEED}; "
