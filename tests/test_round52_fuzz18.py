@@ -180,3 +180,74 @@ def test_check_seeds_reach_the_plan_as_a_plain_int(monkeypatch):
     monkeypatch.setattr(plan_cli, "_plan", lambda *a: seen.setdefault("count", a[-1]))
     plan_cli.plan_capacity(TINY, check_seeds=WrittenWhole(2, "2e0"))
     assert type(seen["count"]) is int and seen["count"] == 2
+
+
+# --- a file too large for ulimit -f, and pyarrow's words for a full disk ----------------------
+
+def _limited_run(tmp_path, *argv: str, limit: int = 8192):
+    """``tiersim ARGV`` in a child process whose files may hold at most ``limit`` bytes
+    (``ulimit -f``: RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write past it fails EFBIG)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def limit_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return subprocess.run([sys.executable, "-m", "tiersim", *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, preexec_fn=limit_files, timeout=300)
+
+
+def test_a_run_over_the_file_size_limit_says_so(tmp_path):
+    """Over ``ulimit -f`` a run read "o: cannot write results (Error writing bytes to file.
+    Detail: [errno 27] File too large); check the folder's permissions or choose another
+    --out folder": pyarrow's words, and a fix that does not help."""
+    done = _limited_run(tmp_path, "run", TINY, "--out", "o")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: o: cannot write results (File too large); raise the largest file size this "
+        "shell lets a command write (ulimit -f) or choose another --out folder")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_report_over_the_file_size_limit_says_so(tmp_path):
+    """The report (about 5 MB) over ``ulimit -f`` was told "free some space"."""
+    done = _limited_run(tmp_path, "run", TINY, "--out", "o", limit=200_000)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: o/report.html: cannot write the report (File too large); raise the largest "
+        "file size this shell lets a command write (ulimit -f) or choose another folder")
+
+
+def test_a_sweep_point_over_the_file_size_limit_says_so(tmp_path):
+    """A sweep's point record over ``ulimit -f`` was told to check free space."""
+    from pathlib import Path
+
+    (tmp_path / "s.yaml").write_text(Path(TINY).read_text() + "\nsweep:\n  seed: [0, 1]\n")
+    done = _limited_run(tmp_path, "sweep", "s.yaml", "--out", "o", "--no-baselines",
+                        limit=1024)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: o/points/") and last.endswith(
+        ".json: cannot write (File too large); raise the largest file size this shell lets a "
+        "command write (ulimit -f) or write elsewhere, then rerun to resume")
+
+
+def test_a_full_disk_in_pyarrows_words_is_told_to_free_space(tmp_path, capsys, monkeypatch):
+    """pyarrow's OSError for a full disk ("Error writing bytes to file. Detail: [errno 28] No
+    space left on device") carried its errno only in its words: the run was told to "check
+    the folder's permissions"."""
+    from tiersim import outputs
+
+    def full(*args, **kwargs):
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(outputs, "write_data_files", full)
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(*run_cli(capsys, "run", TINY, "--out", "o"))
+    assert line == ("Error: o: cannot write results (No space left on device); free space or "
+                    "choose another --out folder")

@@ -403,6 +403,11 @@ def import_extra(module: str, name: str, missing: str, reinstall: str,
     raise kind(f"{name} cannot be imported ({said}); reinstall it: {reinstall}") from None
 
 
+FILE_TOO_LARGE_FIX = ("raise the largest file size this shell lets a command write (ulimit -f) "
+                      "or write elsewhere")
+"""The fix of EFBIG ("File too large"): a file over the process's RLIMIT_FSIZE (``ulimit -f``)
+or the file system's largest file; more free space does not help."""
+
 #: What to do about an operating-system error a user can meet, by errno name.
 OS_FIXES = {
     "ENAMETOOLONG": "use a shorter name (at most 255 bytes for each folder or file name)",
@@ -411,7 +416,32 @@ OS_FIXES = {
     "EACCES": "check the permissions of the file and its folders",
     "EPERM": "check the permissions of the file and its folders",
     "EROFS": "write to a disk that is not read-only",
+    "EFBIG": FILE_TOO_LARGE_FIX,
 }
+
+
+def os_errno(err: OSError) -> int | None:
+    """``err``'s errno, or the one its words name where it has none: pyarrow raises an
+    OSError without one, "Error writing bytes to file. Detail: [errno 27] File too large",
+    which was told to "check the folder's permissions"."""
+    if err.errno:
+        return err.errno
+    import re
+
+    found = re.search(r"\[errno (\d+)\]", str(err))
+    return int(found.group(1)) if found else None
+
+
+def os_said(err: OSError) -> str:
+    """What the system said of ``err`` in its own short words ("File too large"), also where
+    pyarrow wrapped them in its own ("Error writing bytes to file. Detail: [errno 27] File too
+    large")."""
+    import os
+
+    text, number = err.strerror or str(err), os_errno(err)
+    if number and (not err.strerror or "[errno " in text):  # pyarrow's words around them
+        return os.strerror(number)
+    return text or type(err).__name__
 
 
 def os_error_line(err: OSError, stdout: bool = False) -> str:

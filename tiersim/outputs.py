@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 import tiersim
 from tiersim.arrowfile import arrow_file
 from tiersim.atomic import points_dir
-from tiersim.errors import TiersimError, escaped
+from tiersim.errors import TiersimError, escaped, os_errno, os_said
 from tiersim.manifest import MANIFEST
 from tiersim.paths import file_sha256
 from tiersim.results import RunResult
@@ -445,7 +445,10 @@ def _write_fix(err: OSError) -> str:
     """What to do about results that could not be written: free space on a full disk, else
     check the folder's permissions (a file in it the user may not replace was told to "free
     space")."""
-    full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+    number = os_errno(err)  # pyarrow's error names it only in its words
+    if number == errno.EFBIG:  # over ulimit -f: free space does not help
+        return "raise the largest file size this shell lets a command write (ulimit -f)"
+    full = number in (errno.ENOSPC, errno.EDQUOT)
     return "free space" if full else "check the folder's permissions"
 
 
@@ -828,7 +831,7 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         kept = _partly_landed(landing, whole)
         rest = (f"; the rest of this run's files wait in {kept.name} and are moved in by the "
                 f"next tiersim command on this folder" if kept else "")
-        raise TiersimError(f"{out}: cannot write results ({err.strerror or err}){rest}; "
+        raise TiersimError(f"{out}: cannot write results ({os_said(err)}){rest}; "
                            f"{_write_fix(err)} or choose another --out folder") from None
     finally:
         if temp is not None and kept is None:

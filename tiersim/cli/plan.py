@@ -8,6 +8,7 @@ the planner's search (planner -> runner -> savings -> planner would be an import
 
 from __future__ import annotations
 
+import errno
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -309,8 +310,11 @@ def _write(path: Path, text: str) -> None:
     try:
         write_text_atomic(path, text)
     except OSError as err:
-        raise TiersimError(f"{path}: cannot write it ({err.strerror or err}); free some space "
-                           "or choose another --out folder") from None
+        from tiersim.errors import FILE_TOO_LARGE_FIX, os_errno, os_said
+
+        fix = (FILE_TOO_LARGE_FIX if os_errno(err) == errno.EFBIG else  # ulimit -f: not space
+               "free some space or choose another --out folder")
+        raise TiersimError(f"{path}: cannot write it ({os_said(err)}); {fix}") from None
 
 
 __all__ = ["apply_split", "as_searched", "plan", "format_plan", "plan_capacity",

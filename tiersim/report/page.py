@@ -1011,5 +1011,8 @@ def _write_fix(path: Path, err: OSError) -> str:
         return "remove that folder or choose another"
     if err.errno in NOT_WRITABLE:
         return "check the folder's permissions, or copy the run elsewhere and report there"
+    if err.errno == errno.EFBIG:  # over ulimit -f: free space does not help
+        return ("raise the largest file size this shell lets a command write (ulimit -f) or "
+                "choose another folder")
     return "free some space or choose another folder"
 

@@ -7,12 +7,13 @@ line (:func:`_cannot_write`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any
 
 from tiersim.atomic import commit, stage
-from tiersim.errors import TiersimError
+from tiersim.errors import FILE_TOO_LARGE_FIX, TiersimError, os_errno, os_said
 from tiersim.sweep import axes as ax
 from tiersim.sweep.manifest import stage_manifest
 from tiersim.sweep.plan import SweepPlan
@@ -84,7 +85,10 @@ def _cannot_write(error: OSError, out: Path) -> TiersimError:
         return TiersimError(f"{where}: cannot write ({error.strerror or error}): a folder is "
                             "in the way of this sweep file; remove that folder, then rerun to "
                             "resume")
-    return TiersimError(f"{where}: cannot write ({error.strerror or error}); check that "
+    if os_errno(error) == errno.EFBIG:  # over ulimit -f: free space does not help
+        return TiersimError(f"{where}: cannot write ({os_said(error)}); {FILE_TOO_LARGE_FIX}, "
+                            "then rerun to resume")
+    return TiersimError(f"{where}: cannot write ({os_said(error)}); check that "
                         f"{out} is writable and has free space, then rerun to resume")
 
 
