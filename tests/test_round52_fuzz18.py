@@ -251,3 +251,23 @@ def test_a_full_disk_in_pyarrows_words_is_told_to_free_space(tmp_path, capsys, m
     line = one_error_line(*run_cli(capsys, "run", TINY, "--out", "o"))
     assert line == ("Error: o: cannot write results (No space left on device); free space or "
                     "choose another --out folder")
+
+
+@pytest.mark.parametrize(("written", "said"), [("0", "0"), ("false", "false"), ('""', '""')])
+def test_a_q_lora_rank_of_zero_is_refused_not_read_as_none(tmp_path, written, said):
+    """A DeepSeek config's ``"q_lora_rank": 0`` (or false, or "") was read as null, a query
+    projection without a bottleneck, and the model sized so without a word; transformers and
+    vLLM test the key against null only, and build a rank-0 bottleneck for 0."""
+    import json
+
+    data = {"model_type": "deepseek_v3", "hidden_size": 1024, "num_hidden_layers": 4,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
+            "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2,
+            "n_shared_experts": 1, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+            "q_lora_rank": 384, "kv_lora_rank": 128, "qk_nope_head_dim": 32,
+            "qk_rope_head_dim": 16, "v_head_dim": 32, "vocab_size": 32000,
+            "max_position_embeddings": 4096}
+    text = json.dumps(data).replace('"q_lora_rank": 384', f'"q_lora_rank": {written}')
+    assert _config_error(tmp_path, text) == (
+        "key 'q_lora_rank': must be a positive integer, or null for a query projection without "
+        f"a low-rank bottleneck (got {said})")

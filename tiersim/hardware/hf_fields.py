@@ -283,11 +283,16 @@ def _mla(cfg: _Config) -> dict[str, Any]:
     _written_out(cfg, MLA_WRITTEN_OUT, "DeepSeek")
     nope, rope = cfg.int("qk_nope_head_dim"), cfg.int("qk_rope_head_dim")
     heads = cfg.int("num_attention_heads")
+    q_lora = cfg.data.get("q_lora_rank")
+    if q_lora is not None and (isinstance(q_lora, bool) or not isinstance(q_lora, int)
+                               or q_lora <= 0):  # 0 and false were read as null: no LoRA
+        raise cfg.error("q_lora_rank", "must be a positive integer, or null for a query "
+                        f"projection without a low-rank bottleneck (got {shown_json(q_lora)})")
     return {
         **_dense_lead_moe(cfg),
         "kv_heads": heads,
         "head_dim": nope + rope,
-        "q_lora_rank": cfg.int("q_lora_rank", 0) if cfg.data.get("q_lora_rank") else 0,
+        "q_lora_rank": cfg.int("q_lora_rank", 0) if q_lora is not None else 0,
         "kv_lora_rank": cfg.int("kv_lora_rank"),
         "qk_nope_head_dim": nope,
         "qk_rope_head_dim": rope,
