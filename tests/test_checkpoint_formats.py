@@ -192,8 +192,9 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs(tmp_path)
         "num_bits": 4, "type": "int", "group_size": 128}}}},
      "key 'quantization_config.config_groups.g.targets': must be a list of module names "
      "(got 3)"),
-    ({"quant_method": "fp8", "ignored_layers": ["re:(("]},
-     "key 'quantization_config': not in a layout tiersim reads (error: missing )"),
+    ({"quant_method": "fp8", "ignored_layers": ["re:(("]},  # round 52: the entry named
+     "key 'quantization_config.ignored_layers[0]': \"re:((\" is not a regular expression "
+     "(missing ), unterminated subpattern at position 1)"),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
         "num_bits": 4, "type": "int", "group_size": -2}}}},
      "key 'quantization_config.config_groups.g.weights.group_size': must be a whole number of "

@@ -271,3 +271,29 @@ def test_a_q_lora_rank_of_zero_is_refused_not_read_as_none(tmp_path, written, sa
     assert _config_error(tmp_path, text) == (
         "key 'q_lora_rank': must be a positive integer, or null for a query projection without "
         f"a low-rank bottleneck (got {said})")
+
+
+@pytest.mark.parametrize(("quant", "key"), [
+    ({"quant_method": "fp8", "activation_scheme": "dynamic", "ignored_layers": ["lm_head",
+                                                                                 "re:[bad"]},
+     "quantization_config.ignored_layers[1]"),
+    ({"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["re:[bad"],
+      "config_groups": {"g": {"targets": ["Linear"], "weights": {
+          "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}}}},
+     "quantization_config.ignore[0]"),
+    ({"quant_method": "compressed-tensors", "format": "float-quantized",
+      "config_groups": {"g": {"targets": ["re:[bad"], "weights": {
+          "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}}}},
+     "quantization_config.config_groups.g.targets[0]"),
+])
+def test_a_bad_regex_in_a_module_list_names_its_entry(tmp_path, quant, key):
+    """``"ignore": ["re:[bad"]`` read "key 'quantization_config': not in a layout tiersim
+    reads (error: unterminated character set at position 0); see the quant_method's documented
+    layout": the whole block named, Python's exception class ("error") as the reason, and no
+    fix for the entry (GPTQ's dynamic rules already named theirs)."""
+    import json
+
+    text = json.dumps({**QWEN3_MOE, "quantization_config": quant})
+    assert _config_error(tmp_path, text) == (
+        f"key '{key}': \"re:[bad\" is not a regular expression (unterminated character set at "
+        "position 0); fix the pattern, or name the modules plainly")

@@ -342,6 +342,14 @@ def _module_list(path: Path, quant: dict, *keys: str, prefix: str = QUANT_KEY) -
     if bad is not None:
         raise TiersimError(f"{path}: key '{prefix}{key}[{bad}]': must be a module name (got "
                            f"{shown_json(value[bad])})")
+    for i, entry in enumerate(value):  # one named, not "'quantization_config': not in a layout
+        if entry.startswith("re:"):    # tiersim reads (error: unterminated character set ...)"
+            try:
+                re.compile(entry[3:])
+            except re.error as err:
+                raise TiersimError(f"{path}: key '{prefix}{key}[{i}]': {shown_json(entry, 80)} "
+                                   f"is not a regular expression ({err}); fix the pattern, or "
+                                   "name the modules plainly") from None
     return value
 
 
