@@ -297,3 +297,18 @@ def test_a_bad_regex_in_a_module_list_names_its_entry(tmp_path, quant, key):
     assert _config_error(tmp_path, text) == (
         f"key '{key}': \"re:[bad\" is not a regular expression (unterminated character set at "
         "position 0); fix the pattern, or name the modules plainly")
+
+
+def test_a_key_longer_than_yaml_reads_says_so(tmp_path, capsys, monkeypatch):
+    """A 2,000-character key (``kkk...: 1``) read "could not find expected ':'; write each key
+    as 'key: value' (a colon and a space after the key)", of a key written so: PyYAML reads a
+    plain key of at most 1,024 characters."""
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    text = Path(TINY).read_text().replace("seed: 0", "seed: 0\n" + "k" * 2000 + ": 1", 1)
+    (tmp_path / "s.yaml").write_text(text)
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == ("Error: s.yaml: line 5: invalid YAML: could not find expected ':'; a key YAML "
+                    "reads has at most 1,024 characters, and this one has 2,000: remove it (no "
+                    "scenario key is that long)")

@@ -745,7 +745,24 @@ def _problem(err: yaml.YAMLError) -> str:
     fix = next((fix for cause, fix in YAML_FIXES if cause in text), None)
     if fix is not None and "character '\\t'" in text and not _in_indentation(err):
         fix = "write spaces, not a tab, inside a line (this YAML reader takes no tab there)"
+    long_key = _long_key(err) if "could not find expected ':'" in text else None
+    if long_key is not None:  # it has its ': ', which "write each key as 'key: value'" asked for
+        fix = (f"a key YAML reads has at most 1,024 characters, and this one has {long_key:,}: "
+               "remove it (no scenario key is that long)")
     return f"{text}; {fix}" if fix else text
+
+
+def _long_key(err: yaml.YAMLError) -> int | None:
+    """The length of the plain key a YAML error refuses for being over PyYAML's 1,024
+    characters (its ``:`` is on the key's line, past that many characters), else None."""
+    start, end = getattr(err, "context_mark", None), getattr(err, "problem_mark", None)
+    if start is None or end is None or start.line != end.line:
+        return None
+    buffer, pointer = getattr(end, "buffer", None), getattr(end, "pointer", None)
+    if not isinstance(buffer, str) or not isinstance(pointer, int) or not (
+            buffer[pointer:pointer + 1] == ":" and end.column - start.column > 1024):
+        return None
+    return len(buffer[start.pointer:pointer].rstrip())
 
 
 def _in_indentation(err: yaml.YAMLError) -> bool:
