@@ -395,8 +395,8 @@ W4_LINEAR = {"weights": {"num_bits": 4, "type": "int", "group_size": 128}, "targ
      "key 'quantization_config.quant_algo': missing; say which format"),
     ({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "quantized_layers": {
         "model.layers.0.mlp.experts": {"quant_algo": "FP9"}}},
-     "key 'quantization_config.quantized_layers.model.layers.0.mlp.experts.quant_algo': 'FP9' "
-     "is not a format tiersim models"),
+     "key 'quantization_config.quantized_layers.model.layers.0.mlp.experts.quant_algo': "
+     '"FP9" is not a format tiersim models'),  # round 52: as JSON writes it
 ])
 def test_a_quantisation_block_read_as_all_bf16_or_as_one_of_two_is_refused(tmp_path, quant,
                                                                            expected):

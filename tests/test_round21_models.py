@@ -58,7 +58,7 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
     ({"quant_method": "fp8", "ignored_layers": {"a": 1}}, "ignored_layers",
      'must be a list of module names (got {"a": 1})'),
     ({"quant_method": "bitsandbytes"}, "quant_method",
-     "'bitsandbytes' is not supported; supported: fp8, mxfp4, compressed-tensors, modelopt, "
+     '"bitsandbytes" is not supported; supported: fp8, mxfp4, compressed-tensors, modelopt, '
      "awq, gptq, fbgemm_fp8 (or no quantization_config at all: BF16)"),
 ])
 def test_an_error_in_a_text_configs_quantisation_block_names_its_key(tmp_path, quant, key,

@@ -65,7 +65,7 @@ def test_an_awq_block_with_both_spellings_reads_vllms(tmp_path):
 
 @pytest.mark.parametrize(("side", "why"), [
     ({"quantization": {"quant_algo": "BOGUS"}},
-     "key 'quantization.quant_algo': 'BOGUS' is not a format tiersim models; supported: FP8, "
+     """key 'quantization.quant_algo': "BOGUS" is not a format tiersim models; supported: FP8, """
      "NVFP4, W4A16_NVFP4, MIXED_PRECISION (the ModelOpt formats vLLM loads that tiersim "
      "times)"),
     ({"quantization": [1]}, "key 'quantization': must be an object with a quant_algo (got [1])"),
@@ -146,7 +146,7 @@ def test_nvfp4_of_16_weight_blocks_still_reads(tmp_path, quant):
 
 # ------------------------------------------------------------------ ModelOpt names vLLM refuses
 
-_NOT_MODELOPT = ("{algo!r} is not a format tiersim models; supported: FP8, NVFP4, W4A16_NVFP4, "
+_NOT_MODELOPT = ('"{algo}" is not a format tiersim models; supported: FP8, NVFP4, W4A16_NVFP4, '
                  "{last} (the ModelOpt formats vLLM loads that tiersim times)")
 
 

@@ -312,3 +312,18 @@ def test_a_key_longer_than_yaml_reads_says_so(tmp_path, capsys, monkeypatch):
     assert line == ("Error: s.yaml: line 5: invalid YAML: could not find expected ':'; a key YAML "
                     "reads has at most 1,024 characters, and this one has 2,000: remove it (no "
                     "scenario key is that long)")
+
+
+def test_a_quant_method_or_algo_is_quoted_as_the_file_writes_it(tmp_path):
+    """``"quant_method": "BitsAndBytes"`` was told "'bitsandbytes' is not supported" (lower
+    case) and ModelOpt's ``"quant_algo": "fp9"`` "'FP9' is not a format" (upper case): text the
+    file does not hold."""
+    import json
+
+    text = json.dumps({**QWEN3_MOE, "quantization_config": {"quant_method": "BitsAndBytes"}})
+    assert _config_error(tmp_path, text).startswith(
+        "key 'quantization_config.quant_method': \"BitsAndBytes\" is not supported; supported:")
+    text = json.dumps({**QWEN3_MOE, "quantization_config": {"quant_method": "modelopt",
+                                                            "quant_algo": "fp9"}})
+    assert _config_error(tmp_path, text).startswith(
+        "key 'quantization_config.quant_algo': \"fp9\" is not a format tiersim models;")

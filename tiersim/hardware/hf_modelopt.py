@@ -50,7 +50,8 @@ def _modelopt_fmt(path: Path, spec: dict, where: str = "", prefix: str = QUANT_K
         return _fmt("bf16")
     if algo not in _MODELOPT_ALGOS:
         raise TiersimError(
-            f"{path}: key '{where}quant_algo': {algo!r} is not a format tiersim models; "
+            f"{path}: key '{where}quant_algo': {shown_json(spec['quant_algo'])} is not a format "
+            "tiersim models; "  # as written ("fp9" was told 'FP9')
             f"supported: {', '.join(_MODELOPT_ALGOS)}"
             + (", UNQUANTIZED" if per_layer else ", MIXED_PRECISION")
             + " (the ModelOpt formats vLLM loads that tiersim times)"

@@ -61,9 +61,9 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         return _modelopt(path, quant, prefix, span)
     if method in ("awq", "gptq"):
         return _awq_gptq(path, quant, method, span, prefix)
-    said = ("missing" if not method else f"{method!r} is not supported"
-            if isinstance(raw_method, str) else  # 5, true: no name (it read '5', 'true')
-            f"must be a name such as 'fp8' (got {shown_json(raw_method)})")
+    said = ("missing" if not method else  # as written: "BitsAndBytes" was told 'bitsandbytes'
+            f"{shown_json(raw_method)} is not supported" if isinstance(raw_method, str) else
+            f"must be a name such as 'fp8' (got {shown_json(raw_method)})")  # 5 was told '5'
     raise TiersimError(
         f"{path}: key '{prefix}quant_method': {said}; supported: fp8, mxfp4, "
         "compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no quantization_config at "
