@@ -107,7 +107,8 @@ CUT = "1000000000000000000000000000000000000..."
      f"weights': {CUT}-bit int weights (group size 128) are not a format tiersim models (bf16, "
      "fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
     ({"quantization_config": _ct(num_bits=3, type="i" * 1000)}, "key 'quantization_config."
-     "config_groups.g.weights': 3-bit 'iiiiiiiiiiiiiiii... weights (group size 128) are not a "
+     'config_groups.g.weights\': 3-bit "iiiiiiiiiiiiiiii... weights (group size 128) are not a '
+     # round 52: the type as JSON writes text (it read 'iii...)
      "format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
 ], ids=["context", "yarn original", "heads", "group size", "bits", "type"])
 def test_a_config_value_of_hundreds_of_digits_is_shown_cut(tmp_path, capsys, edit, said):
@@ -264,8 +265,9 @@ CUT_NAME = "g" * 37 + "..."
 @pytest.mark.parametrize(("edit", "said"), [
     ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {
         LONG: {"targets": ["Linear"], "weights": {"num_bits": 3, "type": "int"}}}}},
-     f"key 'quantization_config.config_groups.{CUT_NAME}.weights': 3-bit int weights (group "
-     "size None) are not a format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
+     f"key 'quantization_config.config_groups.{CUT_NAME}.weights': 3-bit int weights (no group "
+     "size) are not a format tiersim models (bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"),
+    # round 52: "(group size None)" spelt the missing key as Python does
     ({"rope_scaling": {LONG: {"factor": -1}}},
      f"key 'rope_scaling.{CUT_NAME}.factor': must be a finite number above 0 (got -1)"),
 ], ids=["group", "rope layer type"])

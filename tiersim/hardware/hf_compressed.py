@@ -51,7 +51,8 @@ def _ct_format(path: Path, scheme: dict, group: str = "", prefix: str = QUANT_KE
     kind = kind if isinstance(kind, str) and len(kind) <= 20 else shown_json(kind, 20)
     raise TiersimError(
         f"{path}: key '{where}': {shown_json(bits)}-bit {kind} weights "
-        f"(group size {shown_json(size)}) are not a format tiersim models "
+        f"({'no group size' if size is None else f'group size {shown_json(size)}'}) are not "
+        "a format tiersim models "
         "(bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4)"
     )
 
