@@ -327,3 +327,13 @@ def test_a_quant_method_or_algo_is_quoted_as_the_file_writes_it(tmp_path):
                                                             "quant_algo": "fp9"}})
     assert _config_error(tmp_path, text).startswith(
         "key 'quantization_config.quant_algo': \"fp9\" is not a format tiersim models;")
+
+
+def test_a_choose_map_value_null_is_told_as_a_scenarios_is(tmp_path, capsys):
+    """``--choose router.fractions={w4a16: null, bf16: 1}`` read "input should be a valid
+    number (got null)" alone; the same map in a scenario file adds what null is."""
+    line = one_error_line(*run_cli(capsys, "plan", TINY, "--out", tmp_path / "p", "--choose",
+                                   "router.fractions={w4a16: null, bf16: 1}"))
+    assert line == ("Error: --choose router.fractions={w4a16: null, bf16: 1}: "
+                    "router.fractions.w4a16: input should be a valid number (got null); null is "
+                    "YAML's null (no value): write the value")

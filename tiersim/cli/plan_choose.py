@@ -161,8 +161,22 @@ def _check_choose(scenario, choose: dict[str, list] | None, floor: float | None)
             cfg = RouterConfig.model_validate(doc)
         except ValidationError as err:
             loc, message = explain_errors(err.errors(), doc, ("router",))
+            if message.endswith("(got null)") and _at(doc, loc[1:]) is None:  # as a file's is
+                message += "; null is YAML's null (no value): write the value"
             raise TiersimError(f"--choose {said}: {format_loc(loc)}: {message}") from None
         _refuse_unknown_tiers(scenario, cfg, said)
+
+
+def _at(doc, loc) -> object:
+    """The value at ``loc`` of the router map ``doc``; a marker, not None, where there is none
+    (a key refused as missing)."""
+    for part in loc:
+        if isinstance(doc, dict) and part in doc or isinstance(doc, list) and isinstance(
+                part, int) and 0 <= part < len(doc):
+            doc = doc[part]
+        else:
+            return _at
+    return doc
 
 
 def _refuse_unknown_tiers(scenario, cfg, said: str) -> None:
