@@ -337,3 +337,18 @@ def test_a_choose_map_value_null_is_told_as_a_scenarios_is(tmp_path, capsys):
     assert line == ("Error: --choose router.fractions={w4a16: null, bf16: 1}: "
                     "router.fractions.w4a16: input should be a valid number (got null); null is "
                     "YAML's null (no value): write the value")
+
+
+@pytest.mark.parametrize(("name", "text", "said", "line"), [
+    ("t.csv", "arrival_s,input_tokens,output_tokens\n0,TRUE,2\n1,FALSE,2\n", "TRUE", 2),
+    ("t.jsonl", '{"arrival_s": 0, "input_tokens": false, "output_tokens": 2}\n', "false", 1),
+])
+def test_a_true_false_cell_is_quoted_as_the_trace_writes_it(tmp_path, capsys, name, text, said,
+                                                            line):
+    """A CSV's ``TRUE`` and a JSON line's ``false`` in a token column were told "(got True)"
+    and "(got False)", Python's spelling."""
+    path = tmp_path / name
+    path.write_text(text)
+    told = one_error_line(*run_cli(capsys, "trace", "inspect", path))
+    assert told == (f"Error: {path}: row 1, column 'input_tokens': token count is a true/false "
+                    f"value (got {said}); write a whole number (file line {line})")

@@ -109,8 +109,8 @@ CASES = {
         "remove the row (file line 2)"),
     "true/false token counts": (
         "b.csv", "arrival_s,input_tokens,output_tokens\n0,true,4\n1,false,4\n",
-        "row 1, column 'input_tokens': token count is a true/false value (got True); write a "
-        "whole number (file line 2)"),
+        "row 1, column 'input_tokens': token count is a true/false value (got true); write a "
+        "whole number (file line 2)"),  # round 52: as the file writes it (it read True)
     "a column named twice": (
         "d.csv", "arrival_s,input_tokens,output_tokens,input_tokens\n0,3,4,5\n",
         "names the column 'input_tokens' twice (the header, file line 1); keep one (which "

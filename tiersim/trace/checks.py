@@ -45,7 +45,8 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
     if not flags:
         i = first_true(true_false(s))
         if i is not None:
-            raise src.error(f"{label} is a true/false value (got {s.iloc[i]}); write a "
+            raise src.error(f"{label} is a true/false value (got "
+                            f"{_flag_as_written(src, i, column, s.iloc[i])}); write a "
                             f"{'whole ' if integer else ''}number", i, column)
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("int64")
@@ -608,6 +609,17 @@ def _infinite_as_written(src: Source, i: int, column: str, raw, value: float):
     infinite: it was "not finite (got inf)"); else ``raw``, the cell as read."""
     text = _as_written(src, [i], column, [value])[0]
     return text if _decimal_text(text) else raw
+
+
+def _flag_as_written(src: Source, i: int, column: str, value) -> str:
+    """Table row ``i``'s true/false cell as the file writes it: a CSV's word (``true``,
+    ``TRUE``), else as JSON writes it (``true``; a JSON line's, a Parquet boolean's). It was
+    Python's ``True``, which no trace file holds."""
+    row = src.row(i)
+    texts = {} if src.header_lines is None else written_cells(src.path, src.header_lines,
+                                                              [row], column)
+    text = texts.get(row, "").strip()
+    return text if text.lower() in ("true", "false") else str(bool(value)).lower()
 
 
 def _is_date_time(value) -> bool:
