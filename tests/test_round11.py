@@ -256,8 +256,9 @@ def test_a_time_of_true_or_false_is_refused(tmp_path, column, label):
     df.to_parquet(path)
     with pytest.raises(TiersimError) as err:
         load_trace(path)
+    # round 52: a Parquet boolean as JSON spells it (it read Python's False)
     assert str(err.value) == (f"{path}: row 1, column '{column}': {label} is a true/false value "
-                              "(got False); write a number")
+                              "(got false); write a number")
 
 
 def test_control_characters_in_an_error_line_are_escaped(tmp_path, capsys):
