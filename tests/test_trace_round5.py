@@ -145,7 +145,7 @@ def test_integer_timestamps_beyond_2_53_keep_their_steps(tmp_path):
 def test_true_false_hash_ids_are_refused(tmp_path):
     path = write(tmp_path / "h.jsonl", MOON.format(0, ', "hash_ids": [true, false]') + "\n")
     assert error_of(path) == (f"{path}: row 1, column 'hash_ids': hash id is a true/false value "
-                              "(got True); write a whole number (file line 1)")
+                              "(got true); write a whole number (file line 1)")  # round 52
 
 
 def test_json_lines_arrow_refuses_are_named_by_data_row_and_file_line(tmp_path):

@@ -592,8 +592,8 @@ def _hash_cell(cell, src: Source, column: str, low: int, i: int) -> np.ndarray:
         cell = _text_items(cell, src, column, i)
     flag = _true_false_item(cell)
     if flag is not None:
-        raise src.error(f"hash id is a true/false value (got {flag}); write a whole number",
-                        i, column)
+        raise src.error(f"hash id is a true/false value (got {str(flag).lower()}); write a "
+                        "whole number", i, column)  # true, as JSON writes it (it read True)
     try:
         values = np.asarray([] if cell is None else cell)
         if values.ndim != 1:
