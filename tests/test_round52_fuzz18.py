@@ -352,3 +352,14 @@ def test_a_true_false_cell_is_quoted_as_the_trace_writes_it(tmp_path, capsys, na
     told = one_error_line(*run_cli(capsys, "trace", "inspect", path))
     assert told == (f"Error: {path}: row 1, column 'input_tokens': token count is a true/false "
                     f"value (got {said}); write a whole number (file line {line})")
+
+
+def test_a_wrappers_language_config_that_is_no_object_is_named(tmp_path):
+    """A llava wrapper whose ``text_config`` is the text ``"llama"`` read "key 'model_type':
+    'llava' is not supported": a wrapper tiersim reads when that key holds an object."""
+    import json
+
+    text = json.dumps({"model_type": "llava", "vision_config": {}, "text_config": "llama"})
+    assert _config_error(tmp_path, text) == (
+        "key 'text_config': must be an object, the config of the language model the wrapper "
+        'holds (got "llama")')
