@@ -68,7 +68,8 @@ def test_a_runs_saving_and_the_reports_share_print_in_plain_digits(frac, expecte
 
     saving = SimpleNamespace(baseline_uniform_tier="bf16", comparable=True, estimated=False,
                              vs_uniform_frac=frac, vs_uniform_usd=1.0, drain_gap=None,
-                             saving_basis="per_hour", cost_model="provisioned")
+                             saving_basis="per_hour", cost_model="provisioned",
+                             priced_per_request=False)  # round 52: read by the row
     # a dearer fleet's row is worded as tiersim plan words it (round 49): "costs ... more"
     row = (f"costs {expected.removeprefix('-')} more" if expected.startswith("-") else expected)
     assert saving_row(saving)[1] == f"{row} per hour"
