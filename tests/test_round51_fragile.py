@@ -95,7 +95,8 @@ NOTE = ("s.yaml: the floor router fitted its cuts on 158 calibration rows, whose
         "estimate is good to ±5.38 points (95%); cut at the floor ± that, its cheapest tier "
         "(fp8) gets 11-100 % of the requests (89 % as fitted), so the fleet's latency and floor "
         "hold for these draws only: check the plan at other seeds (`tiersim plan "
-        "--check-seeds`), or fit on a larger labelled sample or set a floor further from the "
+        "--check-seeds`) or size it for them (`tiersim plan --robust`), or fit on a larger "
+        "labelled sample or set a floor further from the "
         "tiers' accuracies")
 """The note at the floor 0.80 (158 calibration rows of 317 requests; the figures are the
 classifier's fit on them at seed 0)."""

@@ -51,7 +51,8 @@ def seed_check_lines(check: dict | None) -> list[str]:
         where = "; ".join(f"{CONSTRAINT_WORDS.get(f['constraint'], f['constraint'])} missed "
                           f"at seed{'s' * (len(f['seeds']) > 1)} {_seed_list(f['seeds'])}"
                           for f in failed)
-        lines.append(f"    {what}: {where}")
+        lines.append(f"    {what}: {where} (`tiersim plan --robust` sizes for every seed "
+                     "checked)")
     return lines
 
 
