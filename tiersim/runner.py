@@ -474,7 +474,8 @@ def _note_fragile_cuts(fit: dict | None, infos: list[TierInfo], source: str) -> 
                   f"{lo * 100:.0f}-{hi * 100:.0f} % of the requests ({fit['shares'][0] * 100:.0f} "
                   "% as fitted), so the fleet's latency and floor hold for these draws only: "
                   "check the plan at other seeds (`tiersim plan --check-seeds`) or size it for "
-                  "them (`tiersim plan --robust`), or fit on a larger labelled sample or set a floor further from the tiers' accuracies", Note,
+                  "them (`tiersim plan --robust`), or fit on a larger labelled sample or set a "
+                  "floor further from the tiers' accuracies", Note,
                   stacklevel=2)
 
 
