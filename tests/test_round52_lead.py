@@ -90,3 +90,32 @@ def test_a_sweeps_points_say_what_each_run_says_of_itself(tmp_path):
             "<th>saved vs uniform</th><th>status</th>") in page
     no_floor = sweep.assign(accuracy_floor=None).drop(columns="router.fpr_among")
     assert list(point_verdicts(no_floor)) == ["meets SLOs", "saved vs uniform"]
+
+
+def test_an_oracle_with_a_lambda_says_why_a_dearer_tier_is_idle(tmp_path, capsys):
+    """The ``oracle`` with a ``lambda`` weighs each tier's cost per request as ``lagrangian``
+    does, but its idle-tier note gave the generic fix, "route to it (router.policy: floor with
+    an accuracy_floor, say)" (price52). w4a16 at 4 USD an hour costs more per request than
+    bf16 at 3.5 on tiny's requests, so the oracle sends it nothing, and the note says so."""
+    tiers = tiny_doc()["tiers"]
+    tiers[0]["cost_per_gpu_hour"] = 4.0
+    for router, said in (({"policy": "oracle", "lambda": 0.1},
+                          "(router oracle, which weighs each tier's cost per request, priced "),
+                         ({"policy": "oracle"}, None)):
+        path = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=tiers, router=router))
+        capsys.readouterr()
+        code = main(["run", str(path), "--out", str(tmp_path / "r"), "--no-baselines",
+                     "--no-report"])
+        assert code == 0
+        err = " ".join(capsys.readouterr().err.split())
+        idle = [n for n in err.split("note: ") if "ran no request" in n]
+        assert len(idle) == 1
+        if said is None:  # without a lambda: the cheapest tier as good as the top, no price
+            assert "weighs each tier's cost" not in idle[0]
+            continue
+        assert said in idle[0]
+        assert idle[0].strip().endswith(
+            "w4a16's 9.72e-05 USD is no less than bf16's 8.76e-05, so it gains nothing by "
+            "sending it requests), yet its 1 GPU is provisioned: 0.118 of the run's 0.221 USD; "
+            "remove the tier, or make it cheaper per request than bf16 (its gpus_per_replica "
+            "or cost_per_gpu_hour)")

@@ -404,10 +404,11 @@ def _note_idle_tiers(run, scenario: Scenario, source: str,
     if run.cost_model != "provisioned" or not any(t.passes for t in run.tiers):
         return  # no tier ran a request (a response cache answered all): no tier stands out
     policy = scenario.router.policy
+    weighs = weighs_cost(scenario.router)
     for index, tier in enumerate(run.tiers):
         if tier.passes or tier.requests or not tier.cost_usd:
             continue
-        why, fix = _idle_reason(index, run.tiers, policy, infos)
+        why, fix = _idle_reason(index, run.tiers, policy, infos if weighs else None)
         # "its 1 GPU is", "its 2 x 1 GPUs are" (the fleet as the tables write it, 2 x 1);
         # it read "its 2 x 1 GPU are"
         gpus = ("1 GPU is" if tier.replicas * tier.gpus_per_replica == 1 else
@@ -419,7 +420,16 @@ def _note_idle_tiers(run, scenario: Scenario, source: str,
 
 
 COST_WEIGHING_POLICIES = ("floor", "budget", "lagrangian")
-"""Routers that weigh each tier's cost per request (``cost_weight``) in their choice."""
+"""Routers that weigh each tier's cost per request (``cost_weight``) in their choice; the
+``oracle`` does too where it has a ``lambda`` (:func:`weighs_cost`)."""
+
+
+def weighs_cost(router) -> bool:
+    """Whether a scenario's ``router`` config weighs each tier's cost per request: a policy
+    of :data:`COST_WEIGHING_POLICIES`, or the ``oracle`` with a ``lambda`` (lagrangian on the
+    truth; without one it takes the cheapest tier as good as the top, by list order)."""
+    return router.policy in COST_WEIGHING_POLICIES or (
+        router.policy == "oracle" and router.lambda_ is not None)
 
 
 def _idle_reason(index: int, tiers, policy: str,
@@ -427,11 +437,12 @@ def _idle_reason(index: int, tiers, policy: str,
     """Why tier ``index`` of the run's ``tiers`` ran no request, and the fix beside removing
     it, for :func:`_note_idle_tiers`: the uniform router sends every request to one tier; a
     router weighing cost per request leaves out a tier a later (more accurate) tier serves for
-    no more; a ``floor`` router's fitted routing sends the tier nothing."""
+    no more; a ``floor`` router's fitted routing sends the tier nothing. ``infos``: the tiers'
+    routing inputs where the router weighs cost per request (:func:`weighs_cost`), else None."""
     if policy == "uniform":
         return (" (the router is uniform: every request to one tier)",
                 "route to it (router.policy: floor with an accuracy_floor, say)")
-    if infos is not None and policy in COST_WEIGHING_POLICIES and index < len(infos):
+    if infos is not None and index < len(infos):  # a router weighing cost (weighs_cost)
         own = infos[index].cost_weight
         cheaper = [(info.cost_weight, info.name) for info in infos[index + 1:]
                    if info.cost_weight <= own]  # a later tier, the more accurate one
