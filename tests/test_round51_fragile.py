@@ -92,7 +92,7 @@ def _scenario(tmp_path, floor: float):
 
 
 NOTE = ("s.yaml: the floor router fitted its cuts on 158 calibration rows, whose accuracy "
-        "estimate is good to ±5.38 points (95%); cut at the floor ± that, its cheapest tier "
+        "estimate is good to ±5.38 points (95%); cut at its floor (0.8) ± that, its cheapest tier "
         "(fp8) gets 11-100 % of the requests (89 % as fitted), so the fleet's latency and floor "
         "hold for these draws only: check the plan at other seeds (`tiersim plan "
         "--check-seeds`) or size it for them (`tiersim plan --robust`), or fit on a larger "

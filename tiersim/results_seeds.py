@@ -22,7 +22,7 @@ def seed_check_lines(check: dict | None) -> list[str]:
     n, met = len(seeds), check["met_seeds"]
     others = seeds[1:]
     lines = [f"  seed check ({check['source']}; seed {check['planned_seed']} planned, "
-             f"seeds {_seed_list(others)} checked):",
+             f"seed{'s' * (len(others) > 1)} {_seed_list(others)} checked):",
              f"    meets the SLOs{_and_floor(check)} at {len(met)} of {n} seeds"
              + (f" ({_seed_list(met)})" if met else "")]
     r = check["ranges"]

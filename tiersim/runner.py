@@ -478,10 +478,13 @@ def _note_fragile_cuts(fit: dict | None, infos: list[TierInfo], source: str) -> 
     lo, hi = min(shares), max(shares)
     if hi - lo <= FRAGILE_SHARE:
         return
+    # the floor the router cut at: router.floor, which the plan may raise above the
+    # accuracy_floor (the interval is centred on it), so the note names it
+    floor = round(sum(fit["floor_range"]) / 2, 9)
     warnings.warn(f"{source}: the floor router fitted its cuts on {fit['calibration_rows']:,} "
                   f"calibration rows, whose accuracy estimate is good to "
-                  f"±{Z95 * fit['calibration_accuracy_se'] * 100:.2f} points (95%); cut at the "
-                  f"floor ± that, its cheapest tier ({infos[0].name}) gets "
+                  f"±{Z95 * fit['calibration_accuracy_se'] * 100:.2f} points (95%); cut at its "
+                  f"floor ({floor:g}) ± that, its cheapest tier ({infos[0].name}) gets "
                   f"{lo * 100:.0f}-{hi * 100:.0f} % of the requests ({fit['shares'][0] * 100:.0f} "
                   "% as fitted), so the fleet's latency and floor hold for these draws only: "
                   "check the plan at other seeds (`tiersim plan --check-seeds`) or size it for "
