@@ -86,7 +86,9 @@ def plan(
         "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
         "together: a design (and the uniform fleet its saving is quoted against) qualifies "
         "only if it meets the SLOs and the accuracy floor at every one of them, and the plan's "
-        "figures are the worst over them (up to N + 1 times the search's simulations).")
+        "figures are the worst over them (up to N + 1 simulations a fleet judged; the worst "
+        "seed can make the search judge larger fleets too, so it can take more than N + 1 "
+        "times the simulations of the plan without --robust).")
     ] = False,
 ) -> None:
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
