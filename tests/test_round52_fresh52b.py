@@ -72,3 +72,24 @@ def test_robust_help_does_not_cap_the_cost_at_n_plus_1():
         "(up to N + 1 simulations a fleet judged; the worst seed can make the search judge "
         "larger fleets too, so it can take more than N + 1 times the simulations of the plan "
         "without --robust).")
+
+
+def test_sweep_floor_verdict_names_the_accuracy_floor(tmp_path):
+    """A sweep over ``router.floor`` [0.795, 0.81] on an accuracy_floor of 0.785: the point at
+    0.81 read "meets floor: yes" at 79.46 % accuracy, as if 0.81 were met; the header now names
+    the floor it judges. An accuracy_floor axis varies it: the header names none."""
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import point_verdicts, sweep_headline
+
+    sweep = pd.DataFrame({
+        "point_id": ["p0", "p1"], "status": ["ok"] * 2, "router.floor": [0.795, 0.81],
+        "accuracy": [0.7899617834, 0.7946496815], "accuracy_floor": [0.785] * 2,
+        "savings.routed_slo_met": [True, False], "savings.routed_floor_met": [True, True]})
+    verdicts = point_verdicts(sweep)
+    assert verdicts["meets accuracy floor 78.5 %"] == ["yes", "yes"]
+    page = sweep_headline(ReportData(tmp_path, sweep=sweep, sweep_axes=["router.floor"]))
+    assert "<th>meets SLOs</th><th>meets accuracy floor 78.5 %</th>" in page
+    varied = sweep.assign(accuracy_floor=[0.78, 0.79])
+    assert "meets accuracy floor" in point_verdicts(varied)
