@@ -177,7 +177,7 @@ def test_check_seeds_reach_the_plan_as_a_plain_int(monkeypatch):
     from tiersim.numbers import WrittenWhole
 
     seen = {}
-    monkeypatch.setattr(plan_cli, "_plan", lambda *a: seen.setdefault("count", a[-1]))
+    monkeypatch.setattr(plan_cli, "_plan", lambda *a: seen.setdefault("count", a[9]))  # check_seeds
     plan_cli.plan_capacity(TINY, check_seeds=WrittenWhole(2, "2e0"))
     assert type(seen["count"]) is int and seen["count"] == 2
 
