@@ -41,6 +41,10 @@ def seed_check_lines(check: dict | None) -> list[str]:
         if span is not None and share_text(span[0]) == share_text(span[1]):
             shown += " at every seed"
         base_met = check.get("baseline_met_seeds") or []
+        if span is not None and len(met) < n:  # a fleet missing a constraint: no like saving
+            shown += (f", comparable at seed{'s' * (len(met) > 1)} {_seed_list(met)} only (the "
+                      "fleet misses a constraint at the others)" if met
+                      else ", comparable at no seed (the fleet misses a constraint at each)")
         lines.append(f"    saving{per} against uniform {tier} {shown}; uniform {tier} meets "
                      f"the SLOs{_and_floor(check)} at {len(base_met)} of {n} seeds")
     failed = check.get("failed") or []
