@@ -36,7 +36,8 @@ WORST = {"ttft_p99_s": max, "tpot_p99_s": max, "dropped": max, "accuracy": min,
 
 def _worst(values: list, pick) -> Any:
     """``pick`` (max or min) of the known ``values``; None when none is known (a p99 of no
-    finished request: :func:`tiersim.plan.constraints._measured` reads it)."""
+    finished request: :func:`tiersim.plan.constraints._measured` reads it; the accuracy of a
+    fleet no request reached)."""
     known = [v for v in values if v is not None]
     return pick(known) if known else None
 
@@ -63,7 +64,7 @@ def worst_outcome(outcomes: list[Outcome]) -> Outcome:
         ttft_p99_s=_worst([o.ttft_p99_s for o in outcomes], max),
         tpot_p99_s=_worst([o.tpot_p99_s for o in outcomes], max),
         dropped=max(o.dropped for o in outcomes),
-        accuracy=min(o.accuracy for o in outcomes),
+        accuracy=_worst([o.accuracy for o in outcomes], min),
         cost_usd=max(o.cost_usd for o in outcomes),
         cost_per_hour_usd=max(o.cost_per_hour_usd for o in outcomes),
         duration_s=max(o.duration_s for o in outcomes),
@@ -122,7 +123,7 @@ class SeedsEvaluator:
         whose routing misses the floor at any seed is routed at the next raised floor."""
         infos, assignment, accuracy = self.evaluators[0].routing(design)
         rest = [e.routing(design)[2] for e in self.evaluators[1:]]
-        return infos, assignment, min([accuracy, *rest])
+        return infos, assignment, _worst([accuracy, *rest], min)
 
     def outcomes(self, design: Design, replicas: dict[str, int]) -> list[Outcome]:
         """The fleet simulated at each seed (each evaluator caches its own)."""
