@@ -38,3 +38,58 @@ def test_robust_plan_of_a_fleet_no_request_reaches(tmp_path):
     assert result.plan["accuracy"] is None
     assert [r["accuracy"] for r in result.robust["per_seed"]] == [None, None]
     assert result.robust["worst_seed"]["accuracy"] is None
+
+
+SPLIT = """\
+name: robust_split
+seed: 0
+model: Llama-3.1-70B
+gpu: H200
+trace:
+  path: azure2023_code.parquet
+  window: [0, 300]
+  time_scale: 0.5
+tiers:
+  - name: fp8
+    precision: fp8
+    replicas: 4
+    gpus_per_replica: 2
+    cost_per_gpu_hour: 3.50
+    scheduler: {max_num_seqs: 256, max_num_batched_tokens: 8192}
+    disaggregation: {prefill_replicas: 3, decode_replicas: 1, link_gb_s: 50, latency_us: 10}
+  - name: bf16
+    precision: bf16
+    replicas: 2
+    gpus_per_replica: 2
+    cost_per_gpu_hour: 3.50
+router: {policy: static_split, fractions: [0.6, 0.4]}
+slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}
+"""
+
+
+def test_robust_disaggregated_tier_runs_one_split_at_every_seed(tmp_path):
+    """A disaggregated tier of 2 replicas under a static split: each seed's evaluator alone
+    keeps its own best split (aggregated at seeds 0, 1 and 3, 1P 1D at seed 2, where its share
+    of the requests differs), so the robust outcome (its split the first seed's, aggregated)
+    held seed 2's figures at 1P 1D: the worst over the seeds mixed two fleets, and the fleet
+    it states was never simulated at seed 2. Now the split is chosen by its worst score over
+    the seeds, and every seed runs it."""
+    from tiersim.plan.evaluate import Design, SimEvaluator
+    from tiersim.plan.robust import seeds_evaluator
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "split.yaml"
+    path.write_text(SPLIT)
+    design, replicas = Design(("fp8", "bf16"), (2, 2), ()), {"fp8": 2, "bf16": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        scenario = load_scenario(path)
+        alone = [SimEvaluator(scenario.model_copy(update={"seed": s}), str(path))
+                 for s in (0, 2)]
+        robust = seeds_evaluator(scenario, str(path), [0, 1, 2, 3])
+    # the premise: alone, seeds 0 and 2 keep different splits of the tier (as before)
+    assert [e.evaluate(design, replicas).tiers["fp8"].prefill for e in alone] == [None, 1]
+    outcomes = robust.outcomes(design, replicas)
+    splits = {o.tiers["fp8"].prefill for o in outcomes}
+    assert len(splits) == 1
+    assert robust.evaluate(design, replicas).tiers["fp8"].prefill in splits

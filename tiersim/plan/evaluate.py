@@ -165,6 +165,13 @@ class SimEvaluator:
         self._routing: dict[Design, tuple] = {}
         self._tier_runs: dict[tuple, _TierRun] = {}
         self._fleets: dict[tuple, Outcome] = {}
+        self.peers: list[SimEvaluator] = []
+        """Evaluators of the scenario at other seeds (``tiersim plan --robust``,
+        :func:`tiersim.plan.robust.seeds_evaluator`): a disaggregated tier's split is then the
+        one whose worst score over this evaluator and its peers is best, so every seed runs
+        the tier at one split (each kept its own best split, and the worst over the seeds
+        mixed fleets of different splits under the first seed's)."""
+        self._options: dict[tuple, Any] = {}  # with peers: each split's runs, for theirs
         self.simulations = 0
         self.sim_wall_s = 0.0
         self.slo: tuple[float | None, float | None] = (scenario.slo.ttft_p99_s,
@@ -350,23 +357,42 @@ class SimEvaluator:
 
     def _alone(self, design: Design, name: str, replicas: int, a: Assignment) -> _TierRun:
         """One tier simulated on its own requests (cached)."""
-        k = design.tiers.index(name)
         key = (name, design.gpus(name), replicas, design)
         if key not in self._tier_runs:
-            rows = np.flatnonzero(a.tier == k)
-            df = self.df.iloc[rows]
-            zeros = np.zeros(len(rows), dtype=np.int64)
-            built = self.built(name, design.gpus(name))
-            runs = []
-            for prefill in self._splits(built, replicas):
-                result = self._simulate([built.spec(replicas, prefill)], df,
-                                        Assignment(tier=zeros, escalate_to=zeros - 1))
-                run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
-                                float(sum(result.busy_s[name])))
-                runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
-                                                busy_until=result.busy_until_s))
-            self._tier_runs[key] = min(runs, key=self._split_score)
+            runs = self._alone_splits(design, name, replicas, a)
+            self._tier_runs[key] = runs[min(range(len(runs)), key=lambda i: self._worst_score(
+                runs[i], lambda e: e._alone_splits(design, name, replicas,
+                                                   e.routing(design)[1])[i]))]
         return self._tier_runs[key]
+
+    def _alone_splits(self, design: Design, name: str, replicas: int,
+                      a: Assignment) -> list[_TierRun]:
+        """One tier simulated on its own requests at each split :meth:`_splits` tries (kept
+        where the evaluator has :attr:`peers`, which read them)."""
+        key = ("alone", name, design.gpus(name), replicas, design)
+        if key in self._options:
+            return self._options[key]
+        rows = np.flatnonzero(a.tier == design.tiers.index(name))
+        df = self.df.iloc[rows]
+        zeros = np.zeros(len(rows), dtype=np.int64)
+        built = self.built(name, design.gpus(name))
+        runs = []
+        for prefill in self._splits(built, replicas):
+            result = self._simulate([built.spec(replicas, prefill)], df,
+                                    Assignment(tier=zeros, escalate_to=zeros - 1))
+            run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
+                            float(sum(result.busy_s[name])))
+            runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
+                                            busy_until=result.busy_until_s))
+        if self.peers:
+            self._options[key] = runs
+        return runs
+
+    def _worst_score(self, run: _TierRun, run_at) -> tuple[int, float]:
+        """A split's score (:meth:`_split_score`) for its ``run`` here and its run at each of
+        the :attr:`peers` (``run_at(peer)``), the worst (``run``'s alone without peers)."""
+        return max(e._split_score(r) for e, r in
+                   [(self, run), *((p, run_at(p)) for p in self.peers)])
 
     @staticmethod
     def _splits(built: BuiltTier, replicas: int) -> list[int | None]:
@@ -407,19 +433,29 @@ class SimEvaluator:
                       and self.built(n, design.gpus(n)).disagg is not None] or [None]:
             options = [None] if split is None else self._splits(
                 self.built(split, design.gpus(split)), replicas[split])
-            best = None
+            best = best_score = None
             for prefill in options:
-                runs = self._whole_at(design, replicas, a, {**kept, split: prefill})
-                if best is None or (split is not None and self._split_score(runs[split])
-                                    < self._split_score(best[split])):
+                at = {**kept, split: prefill}
+                runs = self._whole_at(design, replicas, a, at)
+                if split is None:
                     best, kept_here = runs, prefill
+                    continue
+                score = self._worst_score(runs[split], lambda e, at=at, split=split: e._whole_at(
+                    design, replicas, e.routing(design)[1], at)[split])
+                if best is None or score < best_score:
+                    best, best_score, kept_here = runs, score, prefill
             kept[split] = kept_here
         return best
 
     def _whole_at(self, design: Design, replicas: dict[str, int], a: Assignment,
                   prefills: dict[str | None, int | None]):
         """One whole-fleet run with the given tiers at the given prefill counts (0: served
-        aggregated; a tier not named, at its configured proportion)."""
+        aggregated; a tier not named, at its configured proportion); kept where the evaluator
+        has :attr:`peers`, which read them."""
+        key = ("whole", design, tuple(replicas[n] for n in design.tiers),
+               tuple(prefills.items()))
+        if key in self._options:
+            return self._options[key]
         names = list(design.tiers)
         specs = [self.built(n, design.gpus(n)).spec(replicas[n], prefills.get(n))
                  for n in names]
@@ -427,6 +463,8 @@ class SimEvaluator:
         for n, prefill in prefills.items():
             if n is not None:
                 runs[n] = dataclasses.replace(runs[n], prefill=prefill or None)
+        if self.peers:
+            self._options[key] = runs
         return runs
 
     @staticmethod

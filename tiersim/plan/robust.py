@@ -81,6 +81,9 @@ class SeedsEvaluator:
 
     def __init__(self, evaluators: list, seeds: list[int]):
         self.evaluators = list(evaluators)
+        for e in self.evaluators:  # a disaggregated tier at one split at every seed
+            if hasattr(e, "peers"):
+                e.peers = [p for p in self.evaluators if p is not e]
         self.sized_seeds = list(seeds)
         """The seeds every design is sized for, the plan's own first."""
 
