@@ -730,19 +730,28 @@ def _fpr_count(row: dict) -> str:
 
 def _point_saving(row: dict) -> str:
     """A point's saving against the cheapest uniform fleet meeting the floor, as the run's
-    console row gives it ("25.0 % per hour vs bf16", "costs 3.20 % more per hour vs bf16"),
-    "not comparable" where the point's fleet missed its SLOs or floor, "-" where it has none."""
+    console row gives it ("25.0 % per hour vs bf16", "costs 3.20 % more per hour vs bf16",
+    "12.0 % (estimate) vs bf16" for a point of ``tiersim sweep --no-baselines``, "(per-request
+    prices)" where that estimate is exact; against a free baseline its USD gap), "not
+    comparable" where the point's fleet missed its SLOs or floor, "-" where it has none."""
     missed = [what for what, key in (("its SLOs", "savings.routed_slo_met"),
                                      ("its accuracy floor", "savings.routed_floor_met"))
               if _known_bool(row.get(key)) is False]
     if missed:
         return f"not comparable: misses {' and '.join(missed)}"
-    frac, usd = row.get("savings.vs_uniform_frac"), row.get("savings.vs_uniform_usd")
-    if frac is None or frac != frac:
+    frac, usd = (None if v is None or v != v else v for v in (
+        row.get("savings.vs_uniform_frac"), row.get("savings.vs_uniform_usd")))
+    if frac is None and usd is None:
         return "-"
     basis, tier = row.get("savings.saving_basis"), row.get("savings.baseline_uniform_tier")
-    dearer = dearer_words(frac, usd, basis)
-    said = dearer or f"{share_text(frac)}{basis_words(basis, frac)}"
+    estimated = row.get("savings.method") == "estimated"
+    if estimated:  # as the console's row: no basis words, labelled as an estimate
+        basis = None
+    shown = saving_without_share(frac, usd) or share_text(frac)
+    said = dearer_words(frac, usd, basis) or f"{shown}{basis_words(basis, frac)}"
+    if estimated:
+        said += (" (per-request prices)" if row.get("savings.cost_model") == "fixed_per_request"
+                 else " (estimate)")
     return f"{said} vs {tier}" if isinstance(tier, str) else said
 
 
