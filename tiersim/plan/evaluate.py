@@ -172,6 +172,8 @@ class SimEvaluator:
         the tier at one split (each kept its own best split, and the worst over the seeds
         mixed fleets of different splits under the first seed's)."""
         self._options: dict[tuple, Any] = {}  # with peers: each split's runs, for theirs
+        # (kept only where a disaggregated tier's split is chosen, so that no seed simulates
+        # a split twice; one run of no choice is not kept beyond the search's own caches)
         self.simulations = 0
         self.sim_wall_s = 0.0
         self.slo: tuple[float | None, float | None] = (scenario.slo.ttft_p99_s,
@@ -368,7 +370,8 @@ class SimEvaluator:
     def _alone_splits(self, design: Design, name: str, replicas: int,
                       a: Assignment) -> list[_TierRun]:
         """One tier simulated on its own requests at each split :meth:`_splits` tries (kept
-        where the evaluator has :attr:`peers`, which read them)."""
+        where the evaluator has :attr:`peers` and there is a split to choose: they read
+        them)."""
         key = ("alone", name, design.gpus(name), replicas, design)
         if key in self._options:
             return self._options[key]
@@ -384,7 +387,7 @@ class SimEvaluator:
                             float(sum(result.busy_s[name])))
             runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
                                             busy_until=result.busy_until_s))
-        if self.peers:
+        if self.peers and len(runs) > 1:  # a split to choose: the peers read these runs
             self._options[key] = runs
         return runs
 
@@ -451,7 +454,7 @@ class SimEvaluator:
                   prefills: dict[str | None, int | None]):
         """One whole-fleet run with the given tiers at the given prefill counts (0: served
         aggregated; a tier not named, at its configured proportion); kept where the evaluator
-        has :attr:`peers`, which read them."""
+        has :attr:`peers` and a split is chosen, as they read them."""
         key = ("whole", design, tuple(replicas[n] for n in design.tiers),
                tuple(prefills.items()))
         if key in self._options:
@@ -463,7 +466,7 @@ class SimEvaluator:
         for n, prefill in prefills.items():
             if n is not None:
                 runs[n] = dataclasses.replace(runs[n], prefill=prefill or None)
-        if self.peers:
+        if self.peers and any(n is not None for n in prefills):  # a split the peers read
             self._options[key] = runs
         return runs
 
