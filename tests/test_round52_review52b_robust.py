@@ -93,3 +93,41 @@ def test_robust_disaggregated_tier_runs_one_split_at_every_seed(tmp_path):
     splits = {o.tiers["fp8"].prefill for o in outcomes}
     assert len(splits) == 1
     assert robust.evaluate(design, replicas).tiers["fp8"].prefill in splits
+
+
+def test_robust_plan_writes_the_split_best_at_every_seed(tmp_path, monkeypatch):
+    """The split a ``--robust`` plan writes (plan.json ``disaggregation``, scenario.yaml) was
+    chosen at the plan's seed alone (:func:`tiersim.cli.plan_scenario.with_disaggregation`),
+    while the search held the tier at the split best over every seed it sized for: a seed
+    ranking the plan seed's best split last could get a fleet the search never judged. Here
+    the plan's seed ranks aggregated serving first by a hair (p99 TTFT 1.00 s against 1.05 s)
+    and seed 1 ranks it far behind (3.0 s against 1.2 s): 1P 1D is the one best at both."""
+    from tiersim import disagg
+    from tiersim.cli.plan_scenario import with_disaggregation
+    from tiersim.disagg import SplitResult
+    from tiersim.results import PlanResult
+    from tiersim.scenario import load_scenario
+
+    ttft = {0: {(0, 0): 1.0, (1, 1): 1.05}, 1: {(0, 0): 3.0, (1, 1): 1.2}}
+
+    def splits(scenario, tier):
+        rows = [SplitResult(p, d, ttft[scenario.seed][(p, d)], 0.02, 0.5, 0.01, 100,
+                            ttft[scenario.seed][(p, d)] / 2.0) for p, d in ((0, 0), (1, 1))]
+        return sorted(rows, key=lambda r: r.ttft_p99_s)
+
+    monkeypatch.setattr(disagg, "compare_splits", splits)
+    path = tmp_path / "split.yaml"
+    path.write_text(SPLIT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        scenario = load_scenario(path)
+    plan = {"tiers": ["fp8"], "replicas": {"fp8": 2}, "gpus_per_replica": {"fp8": 2}}
+    result = PlanResult(scenario=str(path), plan=plan,
+                        constraints={"ttft_p99_s": 2.0, "tpot_p99_s": 0.1,
+                                     "accuracy_floor": None})
+    alone = with_disaggregation(scenario, result, str(path))
+    assert alone.disaggregation["chosen"]["label"] == "aggregated"  # the plan's seed alone
+    robust = with_disaggregation(scenario, result, str(path), (1,))
+    assert robust.disaggregation["chosen"]["label"] == "1P 1D"
+    # the table keeps the plan's seed's figures, ranked by the worst over the seeds
+    assert [r["ttft_p99_s"] for r in robust.disaggregation["splits"]] == [1.05, 1.0]

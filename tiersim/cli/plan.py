@@ -230,7 +230,8 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
 
         result = dataclasses.replace(result, robust=robust_record(evaluator, result,
                                                                   constraints))
-    result = with_disaggregation(scenario, result, str(scenario_path))
+    result = with_disaggregation(scenario, result, str(scenario_path),
+                                 tuple(evaluator.sized_seeds[1:]) if robust else ())
     if check_seeds:  # the planned fleet at other seeds, before plan.json is written
         import dataclasses
 

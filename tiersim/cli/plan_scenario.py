@@ -10,7 +10,8 @@ from typing import Any
 from tiersim.results import PlanResult
 
 
-def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult:
+def with_disaggregation(scenario, result: PlanResult, source: str,
+                        seeds: tuple[int, ...] = ()) -> PlanResult:
     """For each planned tier with a ``disaggregation`` block and two replicas or more, in the
     scenario's order, choose its prefill/decode split: every split of its planned replicas and
     aggregated serving on the same GPUs are simulated (:func:`tiersim.disagg.compare_splits`),
@@ -19,7 +20,10 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
     the best by SLO score is kept. The first tier's choice is ``disaggregation``, the others'
     ``other_splits``. Before, only the first tier's split was chosen, and a second one, sized
     at its best split, was written at all but one replica prefilling, which its run did not
-    meet."""
+    meet. ``seeds``: the other seeds a ``--robust`` plan was sized for; each split is then
+    ranked by its worst over the plan's seed and those (:func:`_split_choice`), as the search
+    chose it (:meth:`tiersim.plan.evaluate.SimEvaluator._worst_score`), not at the plan's seed
+    alone, which could write a split that a seed it was sized for ranks below another."""
     import dataclasses
 
     from tiersim.scenario import scenario_from_dict
@@ -30,7 +34,9 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
     doc["slo"] = planned_slo(result.constraints)
     chosen = []
     for tier in [t["name"] for t in doc["tiers"] if t.get("disaggregation")]:
-        split = _split_choice(scenario_from_dict(as_searched(doc, scenario), source), tier)
+        split = _split_choice(scenario_from_dict(as_searched(doc, scenario), source), tier,
+                              [scenario_from_dict(as_searched({**doc, "seed": seed}, scenario),
+                                                  source) for seed in seeds])
         doc = apply_split(doc, [split])
         chosen.append(split)
     if not chosen:
@@ -39,12 +45,30 @@ def with_disaggregation(scenario, result: PlanResult, source: str) -> PlanResult
                                other_splits=tuple(chosen[1:]))
 
 
-def _split_choice(scenario, tier: str) -> dict[str, Any]:
+def _split_choice(scenario, tier: str, others: list | None = None) -> dict[str, Any]:
     """Every split of one planned tier and aggregated serving, simulated, and the best by SLO
-    score, as plan.json's ``disaggregation`` writes them."""
+    score, as plan.json's ``disaggregation`` writes them (the figures at the plan's seed).
+    ``others``: the scenario at the other seeds of a ``--robust`` plan; the splits are then
+    ranked by their worst rank over every seed (a seed where the tier serves no request has no
+    latency to rank by, and is left out)."""
     from tiersim.disagg import compare_splits
+    from tiersim.errors import TiersimError
+    from tiersim.metrics import split_rank
 
     rows = compare_splits(scenario, tier)
+    if others:
+        limits = (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)
+        worst = {r.label: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped)
+                 for r in rows}
+        for other in others:
+            try:
+                seen = compare_splits(other, tier)
+            except TiersimError:  # serves no request at that seed: nothing to rank by
+                continue
+            for r in seen:
+                worst[r.label] = max(worst[r.label], split_rank(r.ttft_p99_s, r.tpot_p99_s,
+                                                                limits, r.dropped))
+        rows = sorted(rows, key=lambda r: worst[r.label])  # ties: as ranked at the plan's seed
     best = rows[0]
     return {"tier": tier,
             "chosen": {"prefill_replicas": best.prefill, "decode_replicas": best.decode,
