@@ -131,3 +131,20 @@ def test_robust_plan_writes_the_split_best_at_every_seed(tmp_path, monkeypatch):
     assert robust.disaggregation["chosen"]["label"] == "1P 1D"
     # the table keeps the plan's seed's figures, ranked by the worst over the seeds
     assert [r["ttft_p99_s"] for r in robust.disaggregation["splits"]] == [1.05, 1.0]
+
+
+def test_robust_simulates_a_tier_with_no_split_once_a_seed(tmp_path):
+    """The split chosen over the seeds reads the other seeds' runs only where there is a split
+    to choose: a tier of no ``disaggregation`` block is simulated once at each seed, as before
+    (a peer's run read for a choice of one was simulated again by the peer)."""
+    from tiersim.plan.evaluate import Design
+    from tiersim.plan.robust import seeds_evaluator
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "split.yaml"
+    path.write_text(SPLIT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        robust = seeds_evaluator(load_scenario(path), str(path), [0, 1])
+    robust.evaluate(Design(("bf16",), (2,), ()), {"bf16": 2})
+    assert [e.simulations for e in robust.evaluators] == [1, 1]

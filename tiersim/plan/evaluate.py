@@ -362,9 +362,10 @@ class SimEvaluator:
         key = (name, design.gpus(name), replicas, design)
         if key not in self._tier_runs:
             runs = self._alone_splits(design, name, replicas, a)
-            self._tier_runs[key] = runs[min(range(len(runs)), key=lambda i: self._worst_score(
-                runs[i], lambda e: e._alone_splits(design, name, replicas,
-                                                   e.routing(design)[1])[i]))]
+            self._tier_runs[key] = runs[0] if len(runs) == 1 else runs[min(
+                range(len(runs)), key=lambda i: self._worst_score(
+                    runs[i], lambda e: e._alone_splits(design, name, replicas,
+                                                       e.routing(design)[1])[i]))]
         return self._tier_runs[key]
 
     def _alone_splits(self, design: Design, name: str, replicas: int,
