@@ -69,17 +69,21 @@ def tier_of(run, name: str):
     return next(t for t in run.tiers if t.name == name)
 
 
-def run_priced(doc: dict, path: Path, monkeypatch) -> dict[str, float]:
+def run_priced(doc: dict, path: Path, monkeypatch, inputs: list | None = None
+               ) -> dict[str, float]:
     """Each routed tier's price per request (``cost_weight``) as the run of ``doc`` priced it,
-    read where the runner prices the tiers (``tiersim.runner.priced``)."""
+    read where the runner prices the tiers (``tiersim.runner.priced``); ``inputs``, where
+    given, gets what it priced them from (the built fleet and the routed table)."""
     import tiersim.runner as runner
 
     seen: dict[str, float] = {}
     real = runner.priced
 
-    def spy(*args, **kwargs):
-        infos = real(*args, **kwargs)
+    def spy(infos, scenario, fleet, df):
+        infos = real(infos, scenario, fleet, df)
         seen.update({info.name: info.cost_weight for info in infos})
+        if inputs is not None:
+            inputs.extend([fleet, df])
         return infos
 
     monkeypatch.setattr(runner, "priced", spy)
@@ -125,10 +129,23 @@ def test_tiny_price_ranks_w4a16_below_bf16_where_its_runs_cost_more(tmp_path, mo
     this trace's load decodes a few sequences a step, where W4A16's step is the dearer (one
     sequence at 2,000 tokens of context: 5.34 ms against BF16's 3.53 ms). tiny routes by a
     static split, which reads no price; a floor router on these tiers would send W4A16 the
-    requests it can take as the cheaper tier."""
+    requests it can take as the cheaper tier. Priced at 2 sequences a decode step the order
+    is the runs' (1.19 x)."""
+    import tiersim.inputs as inputs
+
     doc = tiny_doc()
-    price = run_priced(doc, tmp_path / "t.yaml", monkeypatch)
+    priced_from: list = []
+    price = run_priced(doc, tmp_path / "t.yaml", monkeypatch, priced_from)
     assert price["w4a16"] / price["bf16"] == pytest.approx(0.971, abs=5e-4)
+    # the same requests priced at the decode batch this load runs (a uniform replica's running
+    # sequences: mean 2.8, median 2.2 at 1 replica) rank W4A16 above BF16, as the runs do;
+    # the cross-over is near 4 sequences (1.011)
+    fleet, df = priced_from
+    mix = inputs.price_sample(df, doc["seed"])
+    for seqs, ratio in ((2, 1.189), (4, 1.011), (8, 0.931), (32, 0.971)):
+        monkeypatch.setattr(inputs, "PRICE_DECODE_SEQS", seqs)
+        w4, bf = (inputs.cost_weight(t, "provisioned", mix) for t in fleet.tiers)
+        assert w4 / bf == pytest.approx(ratio, abs=5e-4), seqs
     for replicas, dearer in ((1, 1.128), (2, 1.232), (4, 1.319)):
         per = {}
         for name in ("w4a16", "bf16"):
