@@ -327,7 +327,8 @@ def points_doc() -> dict:
 
 def verdicts(summary: dict) -> list[str]:
     """The four verdict cells re-derived from one point's summary: FPR as counts, meets SLOs,
-    meets floor, saved vs uniform (provisioned: per hour against the named uniform tier)."""
+    meets floor, saved vs uniform (against the named uniform tier: per hour under provisioned
+    cost, over the trace under attributed)."""
     router, saved = summary["router"], summary["savings"]
     among = router["fpr_among"]
     counts = f"{round(router['fpr'] * among)} of {among}"
@@ -339,21 +340,35 @@ def verdicts(summary: dict) -> list[str]:
     elif not floor:
         cell = "not comparable: misses its accuracy floor"
     else:
-        base = saved["uniform"][saved["baseline_uniform_tier"]]["cost_per_hour_usd"]
-        frac = 1 - saved["routed_cost_per_hour_usd"] / base
+        hourly = saved["saving_basis"] == "per_hour"
+        key = "cost_per_hour_usd" if hourly else "cost_usd"
+        base = saved["uniform"][saved["baseline_uniform_tier"]][key]
+        frac = 1 - saved[f"routed_{key}"] / base
         assert frac == pytest.approx(saved["vs_uniform_frac"], rel=1e-9)
-        pct = f"{abs(frac) * 100:.3g} %"
-        cell = (f"{pct} per hour" if frac >= 0 else f"costs {pct} more per hour") + \
+        pct, per = f"{abs(frac) * 100:.3g} %", " per hour" if hourly else ""
+        cell = (f"{pct}{per}" if frac >= 0 else f"costs {pct} more{per}") + \
             f" vs {saved['baseline_uniform_tier']}"
     return [counts, "yes" if slo else "no", "yes" if floor else "no", cell]
 
 
-def test_sweep_points_verdicts_are_each_points_summary(tmp_path):
+PROVISIONED = {1.0: ["7 of 15", "yes", "yes", "costs 57.1 % more per hour vs bf16"],
+               2.0: ["7 of 15", "yes", "yes", "21.4 % per hour vs bf16"],
+               4.0: ["7 of 15", "no", "yes", "not comparable: misses its SLOs"]}
+ATTRIBUTED = {1.0: ["7 of 15", "yes", "yes", "40.5 % vs bf16"],
+              2.0: ["7 of 15", "yes", "yes", "51.2 % vs bf16"],
+              4.0: PROVISIONED[4.0]}
+
+
+@pytest.mark.parametrize(("cost_model", "expected"), [("provisioned", PROVISIONED),
+                                                      ("attributed", ATTRIBUTED)])
+def test_sweep_points_verdicts_are_each_points_summary(tmp_path, cost_model, expected):
     """Each Points row's four verdict columns, against the same figures re-derived from the
-    point's points/<id>.json summary: 7 of 15 FPR at every point; at 1x routed 5.50 USD/hour
-    against uniform BF16's 3.50 (costs 57.1% more), at 2x against 7.00 (saves 21.4%), at 4x
-    TPOT p99 0.153 s misses the 0.1 s SLO (not comparable)."""
-    path = write_yaml(tmp_path / "s.yaml", points_doc())
+    point's points/<id>.json summary: 7 of 15 FPR at every point; provisioned, at 1x routed
+    5.50 USD/hour against uniform BF16's 3.50 (costs 57.1% more), at 2x against 7.00 (saves
+    21.4%); attributed, 1 - 0.0241 / 0.0405 USD = 40.5% at 1x and 1 - 0.0211 / 0.0432 = 51.2%
+    at 2x (as ``tiersim run`` prints that point: "51.2 %"); at 4x TPOT p99 0.153 s misses the
+    0.1 s SLO (not comparable)."""
+    path = write_yaml(tmp_path / "s.yaml", {**points_doc(), "cost_model": cost_model})
     code, out = cli("sweep", str(path), "--out", str(tmp_path / "w"))
     assert code == 0, out
     page = (tmp_path / "w" / "report.html").read_text()
@@ -373,8 +388,5 @@ def test_sweep_points_verdicts_are_each_points_summary(tmp_path):
         scale = float(row[0])
         assert row[at:at + 4] == verdicts(points[scale]["summary"]), scale
         cells[scale] = row[at:at + 4]
-    assert cells == {
-        1.0: ["7 of 15", "yes", "yes", "costs 57.1 % more per hour vs bf16"],
-        2.0: ["7 of 15", "yes", "yes", "21.4 % per hour vs bf16"],
-        4.0: ["7 of 15", "no", "yes", "not comparable: misses its SLOs"]}
+    assert cells == expected
 
