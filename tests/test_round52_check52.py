@@ -94,6 +94,33 @@ def run_priced(doc: dict, path: Path, monkeypatch, inputs: list | None = None
 # --- 1. the routers' price against the simulated cost per request -------------------------
 
 
+def by_hand(tier, df, seed: int) -> float:
+    """A tier's price per request as docs and ``cost_weight``'s docstring state it, computed
+    step by step with ``step_time`` (not ``request_seconds``): 256 rows of ``df`` drawn
+    without replacement by the seed's child 52; each prompt prefilled alone in chunks of
+    ``max_num_batched_tokens``, plus its output tokens each a 32nd of a 32-sequence
+    pure-decode step at the prompt plus half the output; times USD per replica-second."""
+    import numpy as np
+
+    from tiersim.perf.base import StepShape
+
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(52,)))
+    rows = np.sort(rng.choice(len(df), 256, replace=False))
+    chunk, seqs = tier.limits.max_num_batched_tokens, min(32, tier.limits.max_num_seqs)
+    total = 0.0
+    for prompt, output in zip(df["input_tokens"].to_numpy()[rows],
+                              df["output_tokens"].to_numpy()[rows], strict=True):
+        prompt, output = int(prompt), max(1, int(output))
+        total += sum(tier.step_model.step_time(StepShape(
+            prefill_chunks=((min(chunk, prompt - start), start),)))
+            for start in range(0, prompt, chunk))
+        context = prompt + output / 2
+        step = tier.step_model.step_time(StepShape(decode_seqs=seqs,
+                                                   decode_context=round(seqs * context)))
+        total += output * step / seqs
+    return tier.usd_per_replica_second * total / len(rows)
+
+
 def test_routing_yaml_price_ranks_the_tiers_as_their_uniform_runs_do(tmp_path, monkeypatch):
     """routing.yaml (lagrangian over NVFP4 / FP8 / BF16): the price per request, BF16 = 1, is
     NVFP4 0.876 and FP8 0.923 (as the scenario's comment says: 0.88 and 0.92); each tier run
@@ -103,7 +130,12 @@ def test_routing_yaml_price_ranks_the_tiers_as_their_uniform_runs_do(tmp_path, m
     decode batch is fuller than this load's), which the ratios do not read."""
     doc = yaml.safe_load((SCENARIOS / "routing.yaml").read_text())
     doc.pop("sweep")
-    price = run_priced(doc, tmp_path / "r.yaml", monkeypatch)
+    priced_from: list = []
+    price = run_priced(doc, tmp_path / "r.yaml", monkeypatch, priced_from)
+    fleet, df = priced_from
+    assert len(df) == 2598
+    for tier in fleet.tiers:  # the documented sum, step by step, on 256 rows drawn as told
+        assert by_hand(tier, df, doc["seed"]) == pytest.approx(price[tier.name], rel=1e-6)
     simulated = {}
     for name in ("nvfp4", "fp8", "bf16"):
         run = quiet_run(alone(doc, name, 4), tmp_path / f"{name}.yaml")
