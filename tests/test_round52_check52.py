@@ -187,6 +187,32 @@ def test_tiny_price_ranks_w4a16_below_bf16_where_its_runs_cost_more(tmp_path, mo
         assert per["w4a16"] / per["bf16"] == pytest.approx(dearer, abs=5e-3), replicas
 
 
+def test_the_price_leaves_out_one_tiers_prefix_cache(tmp_path, monkeypatch):
+    """A limit of the price (``request_seconds`` counts no prefix-cache hit, as documented),
+    pinned so that a change to it is seen: prefix_cache.yaml's trace (Mooncake synthetic) on
+    FP8 without a prefix cache beside its BF16 with one (routed by lagrangian). The price puts
+    FP8 at 0.971 of BF16 per request; each run alone at 6 replicas, BF16 hits 36.6% of its
+    prompt tokens in cache and FP8 costs 1.178 x BF16 per request (attributed). A
+    cost-weighing router here sends FP8 the requests that BF16 would serve for less."""
+    doc = yaml.safe_load((SCENARIOS / "prefix_cache.yaml").read_text())
+    bf16 = {**doc["tiers"][0], "accuracy": {"easy": 1.0, "hard": 0.80, "hopeless": 0.0}}
+    fp8 = {"name": "fp8", "precision": "fp8", "replicas": 3, "cost_per_gpu_hour": 3.50,
+           "accuracy": {"easy": 1.0, "hard": 0.76, "hopeless": 0.0}}
+    doc.update(tiers=[fp8, bf16], router={"policy": "lagrangian", "lambda": 0.1},
+               accuracy_values="illustrative",
+               workload={"difficulty": {"kind": "three_type", "p_easy": 0.7,
+                                        "p_hopeless": 0.14, "hint_auroc": 0.72}})
+    price = run_priced(doc, tmp_path / "p.yaml", monkeypatch)
+    assert price["fp8"] / price["bf16"] == pytest.approx(0.971, abs=5e-4)
+    per, hit = {}, None
+    for name in ("fp8", "bf16"):
+        tier = tier_of(quiet_run(alone(doc, name, 6), tmp_path / f"{name}.yaml"), name)
+        per[name] = tier.attributed_cost_usd / tier.requests
+        hit = tier.prefix_hit_rate if name == "bf16" else hit
+    assert hit == pytest.approx(0.366, abs=5e-4)
+    assert per["fp8"] / per["bf16"] == pytest.approx(1.178, abs=5e-4)
+
+
 # --- 2. plan --robust against runs at each seed ------------------------------------------
 
 
