@@ -437,7 +437,7 @@ def test_sweep_points_verdicts_are_each_points_summary(tmp_path, cost_model, exp
             for r in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
     head = rows[0]
     at = head.index("router FPR as counts")
-    assert head[at:at + 4] == ["router FPR as counts", "meets SLOs", "meets floor",
+    assert head[at:at + 4] == ["router FPR as counts", "meets SLOs", "meets accuracy floor 92.0 %",
                                "saved vs uniform"]
     points = {json.loads(p.read_text())["values"]["trace.time_scale"]: json.loads(p.read_text())
               for p in (tmp_path / "w" / "points").glob("*.json")}
