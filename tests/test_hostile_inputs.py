@@ -1067,7 +1067,7 @@ def test_a_long_session_of_unservable_steps_is_dropped_without_recursion(tmp_pat
 def test_budget_router_accepts_a_real_budget(tmp_path, capsys):
     """The load-time check priced every tier at 1.0, so budget_relative below 1 (the
     README's 0.6) was always refused. Round 52: priced over tiny's served requests, w4a16 is
-    0.971 of bf16 per request (it was 0.5 at the one reference step), so the budget is 0.99."""
+    0.971 of bf16 per request, so a budget of 0.8 is below it; the budget is 0.99."""
     scenario = tmp_path / "s.yaml"
     doc = yaml.safe_load(TINY)
     doc["router"] = {"policy": "budget", "budget_relative": 0.99}
