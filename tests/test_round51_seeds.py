@@ -189,18 +189,24 @@ def test_a_bad_count_is_one_line(tmp_path, value, words):
 def test_a_hand_edited_seed_check_is_the_malformed_plan_line(routed, tmp_path, edit):
     """The report reads seed_check strictly: a hand-edited one is one line naming plan.json and
     the place, status 1, as any malformed plan.json field is (not a traceback)."""
+    folder, code, lines = report_of_edited_plan(routed[1], tmp_path / "p", "seed_check", edit)
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.seed_check")
+
+
+def report_of_edited_plan(source, folder, key: str, edit):
+    """``tiersim report`` of a copy of the plan folder ``source`` at ``folder`` whose plan.json
+    ``key`` is ``edit(value)``: (the folder, exit status, output lines)."""
     import shutil
 
-    folder = shutil.copytree(routed[1], tmp_path / "p")
+    folder = shutil.copytree(source, folder)
     data = json.loads((folder / "plan.json").read_text())
-    data["seed_check"] = edit(data["seed_check"])
+    data[key] = edit(data[key])
     (folder / "plan.json").write_text(json.dumps(data))
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["report", str(folder)])
-    lines = (out.getvalue() + err.getvalue()).strip().splitlines()
-    assert code == 1 and len(lines) == 1
-    assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.seed_check")
+    return folder, code, (out.getvalue() + err.getvalue()).strip().splitlines()
 
 
 def test_seeds_past_the_largest_are_refused_before_the_search(tmp_path):

@@ -11,7 +11,6 @@ probe of a piecewise table decided the routing.
 
 from __future__ import annotations
 
-import textwrap
 import warnings
 from types import SimpleNamespace
 
@@ -159,19 +158,6 @@ def test_the_sample_is_the_seed_s_and_bounded():
     assert np.array_equal(price_sample(small, 3).prompt, small["input_tokens"].to_numpy())
 
 
-FP8_BF16_TP2 = textwrap.dedent("""\
-    name: llama70b-fp8-bf16
-    seed: 0
-    model: Llama-3.1-70B
-    gpu: H200
-    trace: {path: ours.csv, format: burstgpt}
-    tiers:
-      - {name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 2, cost_per_gpu_hour: 3.80}
-      - {name: bf16, precision: bf16, replicas: 1, gpus_per_replica: 2, cost_per_gpu_hour: 3.80}
-    router: {policy: floor}
-    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.08}
-    accuracy_floor: 0.949
-    """)
 
 
 def test_fp8_at_tp2_is_no_longer_priced_above_bf16(tmp_path):
@@ -181,7 +167,7 @@ def test_fp8_at_tp2_is_no_longer_priced_above_bf16(tmp_path):
     jump is still there), and the price over the served requests reads it 24 % cheaper
     (0.000443 against 0.000581), as its smaller uniform fleet says. The prices move with the
     shipped profile."""
-    from test_round51_fresh import burstgpt_csv
+    from test_round51_fresh import FP8_BF16_TP2, burstgpt_csv
 
     from tiersim.fleet import build_fleet
     from tiersim.inputs import load_scenario_trace, prepare_all

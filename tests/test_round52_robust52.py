@@ -22,7 +22,7 @@ import json
 
 import pytest
 from conftest import write_yaml
-from test_round51_seeds import routed_doc
+from test_round51_seeds import report_of_edited_plan, routed_doc
 
 from tiersim.cli import main
 
@@ -204,16 +204,8 @@ def test_the_line_without_a_plan_and_with_figures_that_move():
 def test_a_hand_edited_robust_record_is_the_malformed_plan_line(robust, tmp_path):
     """The report reads ``robust`` as a map: a hand-edited one is one line naming plan.json,
     status 1, as any malformed plan.json field is (not a traceback)."""
-    import shutil
-
-    folder = shutil.copytree(robust[1], tmp_path / "p")
-    data = json.loads((folder / "plan.json").read_text())
-    data["robust"] = "x"
-    (folder / "plan.json").write_text(json.dumps(data))
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["report", str(folder)])
-    lines = (out.getvalue() + err.getvalue()).strip().splitlines()
+    folder, code, lines = report_of_edited_plan(robust[1], tmp_path / "p", "robust",
+                                                lambda record: "x")
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(f"Error: {folder / 'plan.json'}: malformed plan ('plan.robust")
 
