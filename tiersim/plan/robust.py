@@ -64,7 +64,7 @@ def worst_outcome(outcomes: list[Outcome]) -> Outcome:
         ttft_p99_s=_worst([o.ttft_p99_s for o in outcomes], max),
         tpot_p99_s=_worst([o.tpot_p99_s for o in outcomes], max),
         dropped=max(o.dropped for o in outcomes),
-        accuracy=_worst([o.accuracy for o in outcomes], min),
+        accuracy=_worst([o.accuracy for o in outcomes], min),  # None: no request reached
         cost_usd=max(o.cost_usd for o in outcomes),
         cost_per_hour_usd=max(o.cost_per_hour_usd for o in outcomes),
         duration_s=max(o.duration_s for o in outcomes),
@@ -123,7 +123,8 @@ class SeedsEvaluator:
     def routing(self, design: Design):
         """The first seed's routing (its tier infos and assignment: which tiers get traffic,
         how long the requests sent are) with the lowest accuracy over the seeds, so a design
-        whose routing misses the floor at any seed is routed at the next raised floor."""
+        whose routing misses the floor at any seed is routed at the next raised floor (None
+        where no seed's has one: a response cache answered every request)."""
         infos, assignment, accuracy = self.evaluators[0].routing(design)
         rest = [e.routing(design)[2] for e in self.evaluators[1:]]
         return infos, assignment, _worst([accuracy, *rest], min)
