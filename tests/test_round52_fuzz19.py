@@ -34,3 +34,37 @@ def test_robust_plan_of_a_run_no_request_reached(tmp_path):
     robust = json.loads((out / "plan.json").read_text())["robust"]
     assert [r["accuracy"] for r in robust["per_seed"]] == [None, None]
     assert robust["worst_seed"]["accuracy"] is None
+
+
+def _hand_edited_robust(tmp_path, edit) -> tuple:
+    """A robust plan of the tiny scenario (two seeds) without its manifest, ``edit`` applied to
+    its plan.json's ``robust``; ``tiersim report``'s status, stdout and stderr lines."""
+    out = tmp_path / "p"
+    done = run_cli("plan", str(write_yaml(tmp_path / "s.yaml", tiny_doc())), "--robust",
+                   "--check-seeds", "1", "--out", str(out), "--no-report")
+    assert done.returncode == 0, done.stderr
+    (out / "manifest.json").unlink()
+    data = json.loads((out / "plan.json").read_text())
+    edit(data["robust"])
+    (out / "plan.json").write_text(json.dumps(data))
+    done = run_cli("report", str(out))
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("note:")]
+    return done.returncode, errors, out / "plan.json"
+
+
+def test_a_hand_edited_robust_per_seed_is_the_malformed_plan_line(tmp_path):
+    """``robust`` was read as any map: ``per_seed`` given as text ended the report in an
+    AttributeError traceback, and ``seeds: "0,1"`` or a row's ``cost_usd: "cheap"`` went
+    through unread. It is read as strictly as ``seed_check``."""
+    code, errors, path = _hand_edited_robust(tmp_path, lambda r: r.update(per_seed="x"))
+    assert (code, errors) == (1, [
+        f"Error: {path}: malformed plan ('plan.robust.per_seed': input should be a valid "
+        "array, got 'x'); rerun `tiersim plan` to rewrite it"])
+
+
+def test_a_hand_edited_robust_seeds_text_is_the_malformed_plan_line(tmp_path):
+    """``seeds: "0,1"`` printed "sized for seeds 0, ,, 1" in the report; now refused."""
+    code, errors, path = _hand_edited_robust(tmp_path, lambda r: r.update(seeds="0,1"))
+    assert (code, errors) == (1, [
+        f"Error: {path}: malformed plan ('plan.robust.seeds': input should be a valid "
+        "array, got '0,1'); rerun `tiersim plan` to rewrite it"])

@@ -126,6 +126,36 @@ class SeedCheck(TypedDict):
     wall_s: float | None
 
 
+class RobustRow(TypedDict):
+    """One seed of a robust plan's ``per_seed`` or ``baseline_per_seed``
+    (:func:`tiersim.plan.robust.robust_record`): the fleet's figures there."""
+
+    seed: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    accuracy: float | None
+    dropped: int
+    cost_usd: float | None
+    cost_per_hour_usd: float | None
+    missed: list[str]
+    shares: dict[str, float | None]
+
+
+class Robust(TypedDict):
+    """A plan's ``robust`` (``tiersim plan --robust``; docs/planning.md): read strictly, as
+    :class:`SeedCheck` is, so a hand-edited one (``per_seed`` as text, ``seeds`` as
+    ``"0,1"``, a row's cost as a word) is the plan's one-line "malformed plan" error, not a
+    traceback or a line built from the text's characters in the report."""
+
+    source: str
+    seeds: list[int]
+    planned_seed: int
+    per_seed: NotRequired[list[RobustRow]]
+    worst_seed: NotRequired[dict[str, int | None]]
+    baseline_uniform_design: NotRequired[str | None]
+    baseline_per_seed: NotRequired[list[RobustRow]]
+
+
 @dataclass(frozen=True)
 class PlanResult:
     """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
@@ -160,7 +190,7 @@ class PlanResult:
     simulated at the N seeds after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`);
     None where none was checked (``--check-seeds 0``, no plan, or a plan.json written before
     it was recorded)."""
-    robust: dict[str, Any] | None = None
+    robust: Robust | None = None
     """``tiersim plan --robust``: the seeds every design was sized for (the plan's figures are
     the worst over them) and, with a plan, its fleet and its saving's baseline at each seed
     (:func:`tiersim.plan.robust.robust_record`); None, and not written, without ``--robust``
