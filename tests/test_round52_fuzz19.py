@@ -68,3 +68,17 @@ def test_a_hand_edited_robust_seeds_text_is_the_malformed_plan_line(tmp_path):
     assert (code, errors) == (1, [
         f"Error: {path}: malformed plan ('plan.robust.seeds': input should be a valid "
         "array, got '0,1'); rerun `tiersim plan` to rewrite it"])
+
+
+def test_robust_at_the_largest_seed_is_told_to_lower_it(tmp_path):
+    """At seed 2**63 - 1 there is no seed after the scenario's: ``--robust --check-seeds 1``
+    was told "give at most --check-seeds 0", which ``--robust`` then refuses. Told instead to
+    lower the seed or leave out --robust; without --robust the fix is as before."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(seed=2**63 - 1))
+    head = (f"Error: --check-seeds 1: {path} has seed 9223372036854775807, and seed "
+            "9223372036854775807 + 1 is past the largest seed, 9223372036854775807; ")
+    done = run_cli("plan", str(path), "--robust", "--check-seeds", "1", "--no-report")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", head + (
+        "lower its seed (--robust sizes for seeds after it too), or leave out --robust\n"))
+    done = run_cli("plan", str(path), "--check-seeds", "1", "--no-report")
+    assert (done.returncode, done.stderr) == (1, head + "give at most --check-seeds 0\n")

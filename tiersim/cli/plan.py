@@ -164,7 +164,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     check_session_keys(scenario.workload.sessions, str(scenario_path))
     from tiersim.cli.plan_seeds import check_count
 
-    check_count(scenario, check_seeds, str(scenario_path))
+    check_count(scenario, check_seeds, str(scenario_path), robust)
     check_seeds = plain_int(check_seeds)  # checked: as max_replicas, no text kept
     if robust:
         from tiersim.cli.plan_seeds import check_robust

@@ -45,11 +45,13 @@ finish, after the whole search; the same bound as ``--choose``'s combinations
 (:data:`tiersim.cli.plan_choose.MAX_CHOOSE_COMBINATIONS`), each sized by simulation too."""
 
 
-def check_count(scenario, count: int, source: str) -> None:
+def check_count(scenario, count: int, source: str, robust: bool = False) -> None:
     """Refuse, before the search, a ``--check-seeds`` of more than :data:`MAX_CHECK_SEEDS`
     seeds, or whose last seed is past the largest seed a scenario takes (the scenario's
     ``seed`` + ``count``): found after the search, it stopped a plan minutes in. ``count`` is
-    quoted as typed (``1e9``: :class:`~tiersim.numbers.WrittenWhole`)."""
+    quoted as typed (``1e9``: :class:`~tiersim.numbers.WrittenWhole`). Under ``robust``
+    (``--robust``, which needs one seed or more after the scenario's) a scenario at the largest
+    seed is told to lower it, not to give ``--check-seeds 0``, which ``--robust`` refuses."""
     from tiersim.errors import TiersimError
 
     if count > MAX_CHECK_SEEDS:
@@ -58,9 +60,12 @@ def check_count(scenario, count: int, source: str) -> None:
                            "plan checks (each is an evaluator build and two or three "
                            f"simulations, after the search); give at most {MAX_CHECK_SEEDS:,}")
     if count and scenario.seed + count > LARGEST_SEED:
+        room = LARGEST_SEED - scenario.seed
+        fix = (f"give at most --check-seeds {room}" if room or not robust else
+               "lower its seed (--robust sizes for seeds after it too), or leave out --robust")
         raise TiersimError(f"--check-seeds {count}: {source} has seed {scenario.seed}, and seed "
                            f"{scenario.seed} + {count} is past the largest seed, {LARGEST_SEED}; "
-                           f"give at most --check-seeds {LARGEST_SEED - scenario.seed}")
+                           f"{fix}")
 
 
 def check_robust(scenario, count: int, source: str) -> None:
