@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import run_cli, tiny_doc, write_yaml
 
 
@@ -82,3 +83,21 @@ def test_robust_at_the_largest_seed_is_told_to_lower_it(tmp_path):
         "lower its seed (--robust sizes for seeds after it too), or leave out --robust\n"))
     done = run_cli("plan", str(path), "--check-seeds", "1", "--no-report")
     assert (done.returncode, done.stderr) == (1, head + "give at most --check-seeds 0\n")
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ('"bf16\u00e9"', '"bf16\u00e9"'),            # the letter as the file holds it
+    ('"bf16\\u00e9"', '"bf16\u00e9"'),           # the same text, escaped in the file
+    ('"a\\u0007b"', '"a\\u0007b"'),              # a control character: JSON's escape
+    ('"a\\u202eb"', '"a\\u202eb"'),              # a format character: still escaped
+    ('["\u00e9", {"\u00e9": null}]', '["\u00e9", {"\u00e9": null}]'),
+])
+def test_a_config_text_value_keeps_its_letters(tmp_path, written, said):
+    """``"hidden_size": "bf16é"`` was told ``(got "bf16\\u00e9")``: json.dumps's ASCII escape,
+    which the file does not hold; the letters are quoted as written, control and format
+    characters still escaped (a hostile value cannot reorder the line)."""
+    from test_round52_fuzz18 import QWEN3_MOE, _config_error
+
+    text = json.dumps(QWEN3_MOE).replace('"hidden_size": 2048', f'"hidden_size": {written}')
+    assert _config_error(tmp_path, text) == (f"key 'hidden_size': must be a positive integer "
+                                             f"(got {said})")

@@ -89,13 +89,21 @@ def json_written(value) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return json.dumps(value)  # NaN, Infinity: as Python's JSON reader takes them
     if isinstance(value, str):
-        return json.dumps(value)
+        return _json_text(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(json_written(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))}: {json_written(v)}"
+        return "{" + ", ".join(f"{_json_text(str(k))}: {json_written(v)}"
                                for k, v in value.items()) + "}"
     return written(value)
+
+
+def _json_text(text: str) -> str:
+    """``text`` in double quotes as a JSON file writes it: ``"bf16é"``, its letters as they are
+    (``json.dumps`` wrote ``"bf16\\u00e9"``, which the file does not hold), a quote, backslash
+    or control character escaped as JSON escapes it, and any other control or format character
+    (``\\u202e``) as :func:`escaped` writes it."""
+    return escaped(json.dumps(text, ensure_ascii=False))
 
 
 def shown_json(value, width: int = 40) -> str:
