@@ -101,3 +101,43 @@ def test_a_config_text_value_keeps_its_letters(tmp_path, written, said):
     text = json.dumps(QWEN3_MOE).replace('"hidden_size": 2048', f'"hidden_size": {written}')
     assert _config_error(tmp_path, text) == (f"key 'hidden_size': must be a positive integer "
                                              f"(got {said})")
+
+
+@pytest.fixture(scope="module")
+def lagrangian_sweep(tmp_path_factory):
+    """A two-point sweep of the tiny scenario's 40 s under the lagrangian router (its points
+    carry ``router.fpr`` and ``router.fpr_among``); tests copy it and tamper with the copy."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 280]},
+                   router={"policy": "lagrangian", "lambda": 0.1})
+    doc["sweep"] = {"tiers.w4a16.cost_per_gpu_hour": [1.0, 3.5]}
+    out = tmp / "sw"
+    done = run_cli("sweep", str(write_yaml(tmp / "s.yaml", doc)), "--out", str(out), "-w", "1")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize(("column", "value", "said"), [
+    ("router.fpr_among", "x", "holds 'x' (row 0), not a number"),
+    ("router.fpr", "x", "holds 'x' (row 0), not a number"),
+    ("router.fpr_among", -1, "holds -1 (row 0): must be >= 0"),
+])
+def test_a_hand_edited_sweep_fpr_cell_is_one_line(lagrangian_sweep, tmp_path, column, value,
+                                                   said):
+    """The Points table's "router FPR as counts" multiplies ``router.fpr`` by
+    ``router.fpr_among``: a text cell in either ended ``tiersim report`` in a TypeError
+    traceback, and a negative count was shown as one ("-1 of -1" at an FPR of 1). Both are
+    checked as the report's other number columns are."""
+    import shutil
+
+    import pandas as pd
+
+    out = shutil.copytree(lagrangian_sweep, tmp_path / "sw")
+    table = out / "sweep.parquet"
+    frame = pd.read_parquet(table)
+    assert frame["router.fpr_among"].notna().all()
+    frame[column] = value
+    frame.to_parquet(table)
+    done = run_cli("report", str(out))
+    assert (done.returncode, done.stderr) == (
+        1, f"Error: {table}: column {column!r} {said}; rerun the sweep\n")

@@ -433,8 +433,11 @@ SWEEP_COLUMNS = ("point_id", "status")
 
 SWEEP_NUMBERS = ("index", "wall_s", "accuracy", "cost_usd", "cost_per_1m_output_tokens",
                  "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate",
-                 "dropped", "slo_ttft_p99_s", "slo_tpot_p99_s")
-"""Sweep columns the report computes with, which must hold numbers (or be empty)."""
+                 "dropped", "slo_ttft_p99_s", "slo_tpot_p99_s", "router.fpr",
+                 "router.fpr_among")
+"""Sweep columns the report computes with, which must hold numbers (or be empty): the Points
+table's "router FPR as counts" multiplies ``router.fpr`` by ``router.fpr_among``, which as
+text ended the report in a TypeError traceback."""
 
 SWEEP_FLAGS = ("savings.routed_slo_met", "savings.routed_floor_met", "router.floor_met")
 """Sweep columns that say whether a point missed its SLOs or floor (kept off the Pareto
