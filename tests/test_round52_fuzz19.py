@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli, tiny_doc, write_yaml
+from conftest import disagg_file, run_cli, tiny_doc, write_yaml
 
 
 def _cache_answers_all(tmp_path):
@@ -141,3 +141,19 @@ def test_a_hand_edited_sweep_fpr_cell_is_one_line(lagrangian_sweep, tmp_path, co
     done = run_cli("report", str(out))
     assert (done.returncode, done.stderr) == (
         1, f"Error: {table}: column {column!r} {said}; rerun the sweep\n")
+
+
+def test_robust_worst_seed_is_found_among_the_figures_written(tmp_path):
+    """disagg.yaml's first 40 s, sized for seeds 0 and 1: both seeds' expected accuracy is
+    0.95 in plan.json (and the plan's line says it is the same at every seed), but they
+    differ in the last bits, and ``worst_seed.accuracy`` named seed 1. The worst seed is now
+    found among the figures as written, so a tie names the first seed."""
+    path = disagg_file(tmp_path / "s.yaml", ("window: [0, 300]", "window: [0, 40]"))
+    out = tmp_path / "p"
+    done = run_cli("plan", str(path), "--robust", "--check-seeds", "1", "--out", str(out),
+                   "--no-report")
+    assert done.returncode == 0, done.stderr
+    robust = json.loads((out / "plan.json").read_text())["robust"]
+    assert [(r["seed"], r["accuracy"]) for r in robust["per_seed"]] == [(0, 0.95), (1, 0.95)]
+    assert robust["worst_seed"] == {"accuracy": 0, "cost_usd": 0, "dropped": 0,
+                                    "tpot_p99_s": 0, "ttft_p99_s": 0}

@@ -159,9 +159,12 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
     """plan.json's ``robust``: the seeds sized for and, with a plan, its fleet at each seed
     (from the search's cache: nothing is simulated again where the search judged it) and which
     seed gave each worst figure the plan states; the same per seed for the uniform fleet its
-    saving is quoted against."""
+    saving is quoted against. The worst seed is found among the figures as plan.json writes
+    them (rounded): two seeds' accuracies 1e-16 apart read 0.95 at both, and the line "the
+    same at every seed", but ``worst_seed`` named the second."""
     from tiersim.plan.constraints import margins
     from tiersim.results import in_margin_order
+    from tiersim.results_figures import plain
 
     seeds = evaluator.sized_seeds
     out: dict[str, Any] = {"source": SOURCE, "seeds": seeds, "planned_seed": seeds[0]}
@@ -184,7 +187,7 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
                           if total else {}})
         return found
 
-    per_seed = rows(_design(chosen), chosen["replicas"])
+    per_seed = plain(rows(_design(chosen), chosen["replicas"]))  # as plan.json holds them
     out["per_seed"] = per_seed
     out["worst_seed"] = {key: _worst_at(per_seed, key, pick) for key, pick in WORST.items()}
     base = _baseline(result)
