@@ -187,9 +187,10 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
                           if total else {}})
         return found
 
-    per_seed = plain(rows(_design(chosen), chosen["replicas"]))  # as plan.json holds them
+    per_seed = rows(_design(chosen), chosen["replicas"])
     out["per_seed"] = per_seed
-    out["worst_seed"] = {key: _worst_at(per_seed, key, pick) for key, pick in WORST.items()}
+    written = plain(per_seed)  # the figures as plan.json holds them
+    out["worst_seed"] = {key: _worst_at(written, key, pick) for key, pick in WORST.items()}
     base = _baseline(result)
     if base is not None:
         out["baseline_uniform_design"] = base["design"]
