@@ -157,3 +157,18 @@ def test_robust_worst_seed_is_found_among_the_figures_written(tmp_path):
     assert [(r["seed"], r["accuracy"]) for r in robust["per_seed"]] == [(0, 0.95), (1, 0.95)]
     assert robust["worst_seed"] == {"accuracy": 0, "cost_usd": 0, "dropped": 0,
                                     "tpot_p99_s": 0, "ttft_p99_s": 0}
+
+
+def test_a_router_refused_at_a_later_seed_names_it(tmp_path):
+    """The tiny scenario under a budget of 8.6e-05 USD a request: the routers price a tier over
+    256 of its 317 requests drawn by the seed, w4a16 at 8.504e-05 at seed 0 (the run routes)
+    and 8.761e-05 at seed 3. ``--robust --check-seeds 3`` refused w4a16+bf16 with seed 3's
+    price and no word of seed 3, as if the scenario's own run were refused."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(
+        router={"policy": "budget", "budget_usd_per_request": 8.6e-05}))
+    done = run_cli("plan", str(path), "--robust", "--check-seeds", "3", "--no-report",
+                   "--out", str(tmp_path / "p"))
+    assert done.returncode == 0, done.stderr
+    assert (f"  runner-up w4a16+bf16: router: at seed 3 (--robust sizes for it too): {path}: "
+            "router.budget_usd_per_request: budget 8.6e-05 per request is below the cheapest "
+            "tier's 8.761e-05; raise it") in done.stdout.splitlines()

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from tiersim.errors import TiersimError
 from tiersim.plan.evaluate import Design, Outcome, TierOutcome
 
 SOURCE = ("modelled: simulated by the plan's evaluator at each seed, the scenario with only its "
@@ -124,9 +125,18 @@ class SeedsEvaluator:
         """The first seed's routing (its tier infos and assignment: which tiers get traffic,
         how long the requests sent are) with the lowest accuracy over the seeds, so a design
         whose routing misses the floor at any seed is routed at the next raised floor (None
-        where no seed's has one: a response cache answered every request)."""
+        where no seed's has one: a response cache answered every request). A router refused at
+        a later seed only (a budget under the cheapest tier's price over that seed's sample of
+        the requests) is refused naming that seed: its verdict quoted a price the scenario's
+        own seed never gives."""
         infos, assignment, accuracy = self.evaluators[0].routing(design)
-        rest = [e.routing(design)[2] for e in self.evaluators[1:]]
+        rest = []
+        for seed, e in zip(self.sized_seeds[1:], self.evaluators[1:], strict=True):
+            try:
+                rest.append(e.routing(design)[2])
+            except TiersimError as err:  # the design's verdict names the seed it failed at
+                raise TiersimError(f"at seed {seed} (--robust sizes for it too): {err}"
+                                   ) from None
         return infos, assignment, _worst([accuracy, *rest], min)
 
     def outcomes(self, design: Design, replicas: dict[str, int]) -> list[Outcome]:
