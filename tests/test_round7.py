@@ -371,9 +371,13 @@ def test_plan_notes_unused_label_columns_once(tmp_path, capsys):
     path = _plan_yaml(tmp_path, trace, 0.999, tiers=("w4a16", "fp8", "bf16"))
     code, out, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
     assert code == 1 and "no fleet meets the constraints" in out  # no planned run, no 2nd note
-    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    # round 52: priced over the served requests, w4a16 costs more per request than fp8 at
+    # one price per hour, and the tier-order note says so (once too)
+    assert [n for n in notes if "correct_" in n] == [
         f"note: {path}: the trace's correct_fp8x columns name none of the fleet's tiers "
         f"(correct_<tier>) and are not used; name the tiers after them to use the labels"]
+    assert len(notes) == len(set(notes)) == 2 and "'w4a16' and 'fp8' cost the same" in notes[1]
 
 
 def test_a_plan_that_finds_a_fleet_notes_unused_labels_once(tmp_path, capsys):
