@@ -708,8 +708,6 @@ def _floor_header(floors: pd.Series) -> str:
     else "meets accuracy floor" (an ``accuracy_floor`` axis shows each point's)."""
     values = {float(v) for v in floors.dropna()}
     if len(values) == 1:
-        from tiersim.results import figure_text
-
         return f"meets accuracy floor {figure_text(values.pop(), ' %', 100)}"
     return "meets accuracy floor"
 
