@@ -80,22 +80,16 @@ def json_written(value) -> str:
     :class:`~tiersim.numbers.WrittenNumber`, as :func:`tiersim.jsonio.read_json` reads a float
     with ``floats_as_written``), else as Python writes it. Python's words were ``True``,
     ``None``, ``'text'``, ``{'a': 1}`` and ``1e+308``, which no JSON file holds."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and isinstance(getattr(value, "text", None), str):
-        return value.text
+    return _flow_written(value, _json_scalar, lambda key: _json_text(str(key)))
+
+
+def _json_scalar(value) -> str | None:
+    """A JSON file's non-finite float (``NaN``, ``Infinity``, as Python's JSON reader takes
+    them) or text (:func:`_json_text`); None for any other value."""
     if isinstance(value, float) and not math.isfinite(value):
-        return json.dumps(value)  # NaN, Infinity: as Python's JSON reader takes them
-    if isinstance(value, str):
-        return _json_text(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(json_written(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_json_text(str(k))}: {json_written(v)}"
-                               for k, v in value.items()) + "}"
-    return written(value)
+        return json.dumps(value)
+    return _json_text(value) if isinstance(value, str) else None
+
 
 
 def _json_text(text: str) -> str:
@@ -105,6 +99,24 @@ def _json_text(text: str) -> str:
     (``\\u202e``) as :func:`escaped` writes it."""
     return escaped(json.dumps(text, ensure_ascii=False))
 
+def _flow_written(value, scalar, key) -> str:
+    """``value`` in a flow style both JSON and YAML share (:func:`json_written`,
+    :func:`yaml_written`): ``null``, ``true``/``false``, a number keeping its text as written,
+    ``[..]`` and ``{k: v}`` (each key by ``key``); any other value by ``scalar``, or as Python
+    writes it (:func:`written`) where that gives None."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and isinstance(getattr(value, "text", None), str):
+        return value.text  # a number that keeps the text it was read from, as written
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow_written(v, scalar, key) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key(k)}: {_flow_written(v, scalar, key)}"
+                               for k, v in value.items()) + "}"
+    said = scalar(value)
+    return written(value) if said is None else said
 
 def shown_json(value, width: int = 40) -> str:
     """:func:`shown`, but spelt as JSON writes the value (:func:`json_written`): for a value
@@ -127,12 +139,12 @@ def yaml_written(value) -> str:
     single quotes (``'it''s'``; in double quotes, escaped, where it holds a control character),
     ``[1, null]``, ``{a: true}``. Numbers as Python writes them (``1e-05``, which tiersim reads
     as a number), but ``.inf`` and ``.nan``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and isinstance(getattr(value, "text", None), str):
-        return value.text  # a number that keeps the text it was read from, as written
+    return _flow_written(value, _yaml_scalar, _yaml_key)
+
+
+def _yaml_scalar(value) -> str | None:
+    """YAML's ``.nan``, ``.inf`` and ``-.inf``, or text (single-quoted; double-quoted and
+    escaped where it holds a control character); None for any other value."""
     if isinstance(value, float) and value != value:
         return ".nan"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
@@ -141,13 +153,7 @@ def yaml_written(value) -> str:
         if any(unicodedata.category(c) in ESCAPED for c in value):
             return json.dumps(value)
         return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(yaml_written(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_yaml_key(k)}: {yaml_written(v)}"
-                               for k, v in value.items()) + "}"
-    return written(value)
-
+    return None
 
 def setting_written(value) -> str:
     """A setting's value (a router setting a plan chose) as a scenario writes it, in YAML's
