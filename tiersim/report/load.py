@@ -434,10 +434,12 @@ SWEEP_COLUMNS = ("point_id", "status")
 SWEEP_NUMBERS = ("index", "wall_s", "accuracy", "cost_usd", "cost_per_1m_output_tokens",
                  "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate",
                  "dropped", "slo_ttft_p99_s", "slo_tpot_p99_s", "router.fpr",
-                 "router.fpr_among")
+                 "router.fpr_among", "accuracy_floor")
 """Sweep columns the report computes with, which must hold numbers (or be empty): the Points
-table's "router FPR as counts" multiplies ``router.fpr`` by ``router.fpr_among``, which as
-text ended the report in a TypeError traceback."""
+table's "router FPR as counts" multiplies ``router.fpr`` by ``router.fpr_among``, and its
+"meets accuracy floor" header reads ``accuracy_floor``, which as text ended the report in a
+traceback. Every ``savings.`` column ending ``_usd``, ``_frac`` or ``.accuracy`` is one too
+(the "saved vs uniform" cell reads ``savings.vs_uniform_frac``)."""
 
 SWEEP_FLAGS = ("savings.routed_slo_met", "savings.routed_floor_met", "router.floor_met")
 """Sweep columns that say whether a point missed its SLOs or floor (kept off the Pareto
@@ -459,7 +461,7 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
         _check_scalars(sweep[axis], axis, path)
     _check_flat(sweep, axes, path)
     numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (
-        str(c).startswith("savings.") and str(c).endswith(("_usd", ".accuracy")))]
+        str(c).startswith("savings.") and str(c).endswith(("_usd", "_frac", ".accuracy")))]
     for column in numeric:
         values = sweep[column]
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
