@@ -245,6 +245,30 @@ def dearer_words(frac: float | None, usd: float | None, basis: str | None) -> st
     return costs_more(shown, basis_words(basis, frac)) if verdict == "costs" else None
 
 
+def saving_text(frac: float | None, usd: float | None, basis: str | None,
+                estimate: str | None = None) -> str:
+    """A saving against the uniform baseline as the run's console row ("saved vs uniform
+    bf16") and a sweep point's "saved vs uniform" cell both give it: "5.56 % per hour" on the
+    saving's ``basis`` (:func:`basis_words`), "costs 3.20 % more per hour" where the fleet is
+    the dearer (:func:`dearer_words`), the USD gap against a free baseline
+    (:func:`saving_without_share`); an estimate without basis words, labelled by ``estimate``
+    (:func:`estimate_label`: "estimate", or "per-request prices" for exact costs). One
+    function, as the two copies drifted: a sweep's estimated point read "12.0 % per hour"."""
+    shown = saving_without_share(frac, usd) or share_text(frac)
+    if estimate is not None:
+        return f"{dearer_words(frac, usd, None) or shown} ({estimate})"
+    return dearer_words(frac, usd, basis) or f"{shown}{basis_words(basis, frac)}"
+
+
+def estimate_label(estimated: bool, priced_per_request: bool) -> str | None:
+    """What an estimated saving is labelled with (:func:`saving_text`): "per-request prices"
+    where its costs are exact (:attr:`SavingsResult.priced_per_request`), else "estimate";
+    None for a simulated one."""
+    if not estimated:
+        return None
+    return "per-request prices" if priced_per_request else "estimate"
+
+
 def costs_more(shown: str | None, per: str = "") -> str:
     """"costs ``shown`` more``per``", a reason in brackets kept after the words: against a free
     baseline "costs 2 USD more (the baseline costs 0 USD: no percentage)", which read "costs 2

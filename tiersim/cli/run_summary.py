@@ -152,25 +152,23 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
     fleet missed what its baselines are held to (simulated or estimated alike, as the report
     says; ``missed``: that in words, with its figures, :meth:`RunResult.missed_words`), an
     estimate labelled as one, a free baseline's gap in USD."""
-    from tiersim.results import basis_words, dearer_words, saving_without_share, share_text
+    from tiersim.results_savings import estimate_label, saving_text
 
     name = "estimated saving" if saving.estimated else "saved"
     label = f"{name} vs uniform {saving.baseline_uniform_tier}"
     if not saving.comparable:
         return (label, "not comparable", f"this fleet misses {missed or saving.missed}, the "
                 "uniform fleets are held to them; size this one with tiersim plan")
-    frac, usd = saving.vs_uniform_frac, saving.vs_uniform_usd
-    shown = saving_without_share(frac, usd) or share_text(frac)
+    # a dearer fleet "costs 5.00 % more", as tiersim plan words it; on its basis, as it ranks
+    value = saving_text(saving.vs_uniform_frac, saving.vs_uniform_usd, saving.saving_basis,
+                        estimate_label(saving.estimated, saving.priced_per_request))
     if saving.priced_per_request:  # exact costs: labelled as such, not "(estimate)"
-        return (label, f"{dearer_words(frac, usd, None) or shown} (per-request prices)",
-                f"fixed_per_request; {saving.PRICED_WORDS}")
-    if saving.estimated:  # a dearer fleet "costs 5.00 % more", as tiersim plan words it
-        return (label, f"{dearer_words(frac, usd, None) or shown} (estimate)",
+        return (label, value, f"fixed_per_request; {saving.PRICED_WORDS}")
+    if saving.estimated:
+        return (label, value,
                 "estimate: per-token attributed cost, not simulated (--baselines simulates)")
     drain = f" ({saving.drain_gap})" if saving.drain_gap else ""  # as tiersim plan says it
-    per = basis_words(saving.saving_basis, frac)  # as tiersim plan ranks
-    return (label, dearer_words(frac, usd, saving.saving_basis) or f"{shown}{per}",
-            f"{saving.cost_model}; uniform fleets simulated{drain}")
+    return (label, value, f"{saving.cost_model}; uniform fleets simulated{drain}")
 
 
 def baseline_table(r: RunResult):

@@ -64,6 +64,7 @@ from tiersim.results import (
     tier_slo_notes,
     whose_p99,
 )
+from tiersim.results_savings import estimate_label, saving_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -741,15 +742,10 @@ def _point_saving(row: dict) -> str:
         row.get("savings.vs_uniform_frac"), row.get("savings.vs_uniform_usd")))
     if frac is None and usd is None:
         return "-"
-    basis, tier = row.get("savings.saving_basis"), row.get("savings.baseline_uniform_tier")
-    estimated = row.get("savings.method") == "estimated"
-    if estimated:  # as the console's row: no basis words, labelled as an estimate
-        basis = None
-    shown = saving_without_share(frac, usd) or share_text(frac)
-    said = dearer_words(frac, usd, basis) or f"{shown}{basis_words(basis, frac)}"
-    if estimated:
-        said += (" (per-request prices)" if row.get("savings.cost_model") == "fixed_per_request"
-                 else " (estimate)")
+    tier = row.get("savings.baseline_uniform_tier")
+    label = estimate_label(row.get("savings.method") == "estimated",
+                           row.get("savings.cost_model") == "fixed_per_request")
+    said = saving_text(frac, usd, row.get("savings.saving_basis"), label)  # as the console's
     return f"{said} vs {tier}" if isinstance(tier, str) else said
 
 
