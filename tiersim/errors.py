@@ -91,13 +91,13 @@ def _json_scalar(value) -> str | None:
     return _json_text(value) if isinstance(value, str) else None
 
 
-
 def _json_text(text: str) -> str:
     """``text`` in double quotes as a JSON file writes it: ``"bf16é"``, its letters as they are
     (``json.dumps`` wrote ``"bf16\\u00e9"``, which the file does not hold), a quote, backslash
     or control character escaped as JSON escapes it, and any other control or format character
     (``\\u202e``) as :func:`escaped` writes it."""
     return escaped(json.dumps(text, ensure_ascii=False))
+
 
 def _flow_written(value, scalar, key) -> str:
     """``value`` in a flow style both JSON and YAML share (:func:`json_written`,
@@ -117,6 +117,7 @@ def _flow_written(value, scalar, key) -> str:
                                for k, v in value.items()) + "}"
     said = scalar(value)
     return written(value) if said is None else said
+
 
 def shown_json(value, width: int = 40) -> str:
     """:func:`shown`, but spelt as JSON writes the value (:func:`json_written`): for a value
@@ -154,6 +155,7 @@ def _yaml_scalar(value) -> str | None:
             return json.dumps(value)
         return "'" + value.replace("'", "''") + "'"
     return None
+
 
 def setting_written(value) -> str:
     """A setting's value (a router setting a plan chose) as a scenario writes it, in YAML's
@@ -440,8 +442,6 @@ def os_errno(err: OSError) -> int | None:
     which was told to "check the folder's permissions"."""
     if err.errno:
         return err.errno
-    import re
-
     found = re.search(r"\[errno (\d+)\]", str(err))
     return int(found.group(1)) if found else None
 
