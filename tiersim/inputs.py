@@ -605,6 +605,7 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
     simulating).
 
     ``rngs``: one generator for training the router's classifier, one for its decisions.
+    With a classifier, the assignment carries its score per request (``Assignment.score``).
     Tiers not priced yet (``cost_weight`` NaN: :func:`tier_infos` without a mix) are priced
     over ``df`` (:func:`priced`), as a run prices them.
     """
@@ -612,4 +613,8 @@ def route(scenario: Scenario, df: pd.DataFrame, infos: list[TierInfo],
         infos = priced(infos, scenario, build_fleet(scenario), df)
     cfg = with_scenario_floor(scenario.router, scenario.accuracy_floor)  # the floor policy's
     router = build_router(cfg, infos, train_df=df, rng=rngs[0], source=source)
-    return router.assign(df, rngs[1])
+    assignment = router.assign(df, rngs[1])
+    if router.classifier is None or not len(df):
+        return assignment
+    # the scores routing read (cached by the table): the realised AUROC's (routing.quality)
+    return dataclasses.replace(assignment, score=router.classifier.score(df))

@@ -71,6 +71,7 @@ from tiersim.results_parts import (  # noqa: F401 - re-exported
     ModelRead,
     ProfileUsed,
     ResponseCacheResult,
+    RouterQuality,
     RouterResult,
     SessionResult,
     Sources,
@@ -460,9 +461,11 @@ def _run_from(data: dict) -> RunResult:
     tier_list = tuple(_build(TierResult, _tier_data(tiers[name], name), at=f"tiers.{name}")
                       for name in order)
     router_data = _object(data["router"], "router")
+    quality = router_data.get("quality")
     router = _build(RouterResult, router_data, accuracy_ci95=_interval(_structured(
         router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95",
-        "router.accuracy_ci95")))
+        "router.accuracy_ci95")), quality=None if quality is None else _build(
+        RouterQuality, quality, at="router.quality"))
     savings = None
     if data.get("savings") is not None:
         s = _object(data["savings"], "savings")

@@ -196,6 +196,90 @@ OFFLOAD_FIELDS = ("offload_loads", "offload_recomputes", "prefix_recompute_rate"
 
 
 @dataclass(frozen=True)
+class RouterQuality:
+    """The router's realised quality on the trace it replayed, beside what the scenario asked
+    (:mod:`tiersim.routing.quality`).
+
+    ``truth``: what the AUROC is scored against, "trace labels" (``correct_<tier>``) or "drawn
+    difficulty" (the class tiersim drew); ``requests``: how many requests were scored (those
+    the router routed); ``target``: the positive class in words; ``positives``: how many
+    requests are in it (None where nothing was scored); ``auroc``: scikit-learn's
+    ``roc_auc_score`` of the router's classifier score, None with the reason in ``no_auroc``
+    (no classifier, no request, continuous difficulty, one class); ``auroc_ci95``: its 95%
+    interval (Hanley and McNeil's, :func:`tiersim.routing.quality.auroc_interval`).
+    ``auroc_asked``: the AUROC the scenario states for the same target (``asked_from`` names
+    the key, ``workload.difficulty.hint_auroc``), None where it states none. ``fpr_asked`` /
+    ``fnr_asked``: ``router.confusion``'s injected rates, None where it sets none; the
+    realised rates (the router's ``fpr`` / ``fnr``) are the policy's own errors plus those.
+    """
+
+    truth: str
+    requests: int
+    target: str
+    positives: int | None = None
+    auroc: float | None = None
+    auroc_ci95: tuple[float, float] | None = None
+    no_auroc: str | None = None
+    auroc_asked: float | None = None
+    asked_from: str | None = None
+    fpr_asked: float | None = None
+    fnr_asked: float | None = None
+
+    def auroc_text(self) -> str:
+        """The AUROC at three decimals with its 95% interval, or "none (<why>)"."""
+        if self.auroc is None:
+            return f"none ({self.no_auroc or 'not recorded'})"
+        if self.auroc_ci95 is None:
+            return f"{self.auroc:.3f}"
+        return f"{self.auroc:.3f} (95% CI {self.auroc_ci95[0]:.3f} - {self.auroc_ci95[1]:.3f})"
+
+    def scored_words(self) -> str:
+        """What the AUROC is of and where it comes from: "hard or hopeless, against the drawn
+        difficulty of 8,819 requests (2,631 of them)"."""
+        of = "" if self.positives is None else f" ({self.positives:,} of them)"
+        return f"{self.target}, against the {self.truth} of {self.requests:,} requests{of}"
+
+    def asked_text(self) -> str:
+        """The AUROC asked and where it is stated, or why there is none to compare with."""
+        if self.auroc_asked is not None:
+            return f"{self.auroc_asked:g} ({self.asked_from}{self._against_asked()})"
+        if self.truth == "trace labels":
+            return "none (a scenario states no AUROC for its trace's labels)"
+        return "none (no workload.difficulty.hint_auroc)"
+
+    def _against_asked(self) -> str:
+        """Where the AUROC asked lies against the realised one's 95% interval: "; within the
+        95% CI", "; above the 95% CI: the classifier is worse than asked", "; below ...: better
+        than asked"; nothing without both."""
+        if self.auroc_asked is None or self.auroc_ci95 is None:
+            return ""
+        lo, hi = self.auroc_ci95
+        if self.auroc_asked > hi:
+            return "; above the 95% CI: the classifier is worse than asked"
+        if self.auroc_asked < lo:
+            return "; below the 95% CI: the classifier is better than asked"
+        return "; within the 95% CI"
+
+    def confusion_text(self) -> str:
+        """The FPR / FNR the scenario injects, or "none (no router.confusion)"."""
+        if self.fpr_asked is None or self.fnr_asked is None:
+            return "none (no router.confusion)"
+        return (f"{self.fpr_asked * 100:g} % / {self.fnr_asked * 100:g} % injected "
+                "(router.confusion, on top of the policy's own errors)")
+
+    def line(self, rates: str, routing_source: str) -> str:
+        """The console's line: the AUROC realised against the AUROC asked, the realised
+        ``rates`` (FPR / FNR as printed, scored on ``routing_source``) against those asked."""
+        return (f"router quality on the replayed trace: AUROC {self.auroc_text()} for "
+                f"{self.scored_words()}, asked {self.asked_text()}; FPR / FNR {rates} "
+                f"realised (scored on {routing_source}), asked {self.confusion_text()}")
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON fields."""
+        return _fields(self)
+
+
+@dataclass(frozen=True)
 class RouterResult:
     """The router's decisions, scored.
 
@@ -215,6 +299,9 @@ class RouterResult:
     ``fit``: a ``floor`` or ``budget`` router's fitted cuts and what they promised on the
     classifier's calibration split (:meth:`tiersim.routing.constrained.CutFit.as_dict`; None,
     and absent from the JSON, for other policies and in summaries written before it was kept).
+    ``quality``: the router's realised AUROC on the trace beside what the scenario asked
+    (:class:`RouterQuality`; None, and absent from the JSON, in summaries written before it
+    was kept).
     """
 
     policy: str
@@ -233,6 +320,7 @@ class RouterResult:
     fpr_among: int | None = None
     fnr_among: int | None = None
     fit: dict[str, Any] | None = None
+    quality: RouterQuality | None = None
 
     COUNTS_LABEL = "FPR / FNR as counts"
     """The row under the router's rates giving :meth:`counts_text`, in the console and the
@@ -270,7 +358,7 @@ class RouterResult:
         """Plain JSON fields (``escalation_refused_rate`` only when some request was sent on,
         ``fit`` only for a router that fits cuts)."""
         out = _fields(self)
-        for key in ("escalation_refused_rate", "fit"):
+        for key in ("escalation_refused_rate", "fit", "quality"):
             if out[key] is None:
                 out.pop(key)
         return out

@@ -196,8 +196,9 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     _note_dropped(fleet, df, result, source, scenario.trace.skip_longer_than)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
-        router = summary.router_result(scenario, df, result, infos, assignment.basis,
-                                       assignment.fit)
+        router = summary.router_result(
+            scenario, df, result, infos, assignment.basis, assignment.fit, assignment.score,
+            labelled=set(prepared.accuracy_source.values()) == {"labels"})
         uniform = (savings.sized_uniform_runs(scenario, source, fleet, df, end_s) if baselines
                    else None)
         saved = savings.savings_result(scenario.cost_model, fleet, df, result, infos,

@@ -266,10 +266,15 @@ def prefix_fields(result, tier: str) -> dict[str, Any]:
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],
-                  basis: str, fit: dict | None = None) -> RouterResult:
+                  basis: str, fit: dict | None = None,
+                  scores: np.ndarray | None = None, labelled: bool = False) -> RouterResult:
     """Policy; realised FPR/FNR against the tier each request needed; escalation and silent
     failure rates; accuracy with its 95% interval (routing.metrics.accuracy_ci); whether the
-    floor was met; ``fit``: a constrained router's fitted cuts (``Assignment.fit``)."""
+    floor was met; ``fit``: a constrained router's fitted cuts (``Assignment.fit``); the
+    realised AUROC of the router's classifier ``scores`` (``Assignment.score``) beside what
+    the scenario asked (:func:`tiersim.routing.quality.realised_quality`; ``labelled``: the
+    trace carries ``correct_<tier>`` labels)."""
+    from tiersim.routing.quality import realised_quality
     s = score(df, result.final_tier, result.first_tier, result.escalated, infos,
               dropped=result.dropped, basis=basis)
     sent_on = costs.refused(result) & np.asarray(result.escalated, dtype=bool)
@@ -290,6 +295,11 @@ def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[Tier
         floor_met=None if floor is None or acc is None else reaches_floor(acc, floor),
         floor_met_ci95=None if floor is None or lo is None else reaches_floor(lo, floor),
         fit=fit,
+        quality=realised_quality(
+            df, scores, infos[0].name, scenario.router.policy, labelled,
+            (scenario.router.confusion.fpr, scenario.router.confusion.fnr)
+            if "confusion" in scenario.router.model_fields_set else None,
+            scenario.workload.difficulty.hint_auroc),
     )
 
 

@@ -23,6 +23,9 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
 
     console = Console(width=max(Console().width, 100), markup=False)  # names are text
     console.print(headline_table(result))
+    line = quality_line(result)
+    if line is not None:
+        console.print(line)
     console.print(tier_table(result))
     for line in tier_slo_notes(result) + model_lines(result):
         console.print(line)
@@ -145,6 +148,17 @@ def router_rows(r: RunResult, accuracy_source: str,
         name = "estimated saving" if saving.estimated and not cache_answered_all else "saved"
         rows.append((f"{name} vs uniform", "-", why))
     return rows
+
+
+def quality_line(r: RunResult) -> str | None:
+    """The router's realised AUROC and FPR / FNR on the replayed trace beside what the
+    scenario asked (:meth:`tiersim.results.RouterQuality.line`); None for a summary written
+    before it was kept."""
+    router = r.router
+    if router.quality is None:
+        return None
+    rates = f"{fmt(router.fpr, ' %', 100)} / {fmt(router.fnr, ' %', 100)}"
+    return router.quality.line(rates, r.routing_source())
 
 
 def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, str, str]:

@@ -394,9 +394,23 @@ def run_headline(run: RunResult) -> str:
         ["escalation rate", percent(r.escalation_rate), routed],
         *([["escalated: refused by the first tier", percent(r.escalation_refused_rate),
             routed]] if r.escalation_refused_rate is not None else []),
-        ["silent failure rate", percent(r.silent_failure_rate), routed]])
+        ["silent failure rate", percent(r.silent_failure_rate), routed],
+        *quality_rows(r)])
     return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
             + notes_section(run))
+
+
+def quality_rows(r) -> list[list]:
+    """The router table's rows of its realised AUROC on the replayed trace and what the
+    scenario asked (:class:`tiersim.results.RouterQuality`, the console's line); none for a
+    summary written before it was kept."""
+    q = r.quality
+    if q is None:
+        return []
+    return [["classifier AUROC on the replayed trace", q.auroc_text(), q.scored_words()],
+            ["AUROC asked", q.asked_text(), "scenario"],
+            ["FPR / FNR asked", q.confusion_text(),
+             "scenario; the realised FPR / FNR above include the policy's own errors"]]
 
 
 def prefix_cache_section(run: RunResult) -> str:

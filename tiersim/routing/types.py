@@ -59,6 +59,10 @@ class Assignment:
     """A ``floor`` or ``budget`` router's fitted cuts (:meth:`CutFit.as_dict
     <tiersim.routing.constrained.CutFit.as_dict>`), kept in the summary's ``router.fit``;
     None for other policies."""
+    score: np.ndarray | None = None
+    """The router's classifier score per request (its uncalibrated probability that the
+    cheapest tier answers wrong), for the realised AUROC (:mod:`tiersim.routing.quality`);
+    None for a router without a classifier."""
 
     @property
     def final_tier(self) -> np.ndarray:

@@ -1,0 +1,116 @@
+"""The router's realised quality on the trace it replayed, beside what the scenario asked.
+
+A scenario states how good its difficulty classifier is meant to be (``workload.difficulty.
+hint_auroc``: the AUROC of the ``feat_difficulty_hint`` feature it learns from) and how often
+the router is to err on top of its policy (``router.confusion: {fpr, fnr}``). The run reports
+the realised FPR and FNR already (:func:`tiersim.routing.metrics.error_rates`, on the realised
+correctness); this module adds the classifier's realised AUROC over every request the router
+scored, by scikit-learn's ``roc_auc_score``, and the rates asked, so a planner sees whether the
+modelled classifier was as good as assumed.
+
+The AUROC is of the classifier's score (its uncalibrated probability that the cheapest tier
+answers wrong; a training row's out-of-fold score, so none is in-sample), with its 95%
+interval (:func:`auroc_interval`), against:
+
+- the trace's labels where it has them (``correct_<tier>``): positive where the cheapest tier
+  answers wrong, the classifier's own target (a scenario states no AUROC for it);
+- else the drawn difficulty class: positive where a request is hard or hopeless (not easy),
+  the target ``hint_auroc`` is stated for, which is then the AUROC asked.
+
+No AUROC is given, with the reason in words (never NaN), where the router has no classifier,
+no request reached it, the difficulty is continuous (no classes: ``kind: continuous`` or the
+trace's own ``difficulty`` column), or the requests are all of one class.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from tiersim.results_parts import RouterQuality
+from tiersim.routing.accuracy import correct_column
+from tiersim.routing.metrics import Z_975
+
+LABELS = "trace labels"
+"""``RouterQuality.truth`` where the trace carries ``correct_<tier>`` labels."""
+DRAWN = "drawn difficulty"
+"""``RouterQuality.truth`` where tiersim drew each request's difficulty class."""
+HINT_KEY = "workload.difficulty.hint_auroc"
+"""Where the AUROC asked is stated: the hint feature's own AUROC for "not easy"."""
+
+
+def auroc(score: np.ndarray, positive: np.ndarray) -> float | None:
+    """scikit-learn's ``roc_auc_score`` of ``score`` for the 0/1 (or bool) ``positive``; None
+    where there are not both classes (it is undefined, and scikit-learn warns and gives NaN)."""
+    from sklearn.metrics import roc_auc_score  # lazy: scikit-learn is a heavy import
+
+    positive = np.asarray(positive, dtype=bool)
+    if not positive.any() or positive.all():
+        return None
+    return float(roc_auc_score(positive, np.asarray(score, dtype=np.float64)))
+
+
+def auroc_interval(value: float, positives: int, negatives: int) -> tuple[float, float]:
+    """The AUROC's 95% interval by Hanley and McNeil's standard error (1982, "The meaning and
+    use of the area under a ROC curve", eq. 2): Q1 = A / (2 - A), Q2 = 2 A^2 / (1 + A),
+    SE^2 = (A (1 - A) + (n1 - 1)(Q1 - A^2) + (n0 - 1)(Q2 - A^2)) / (n1 n0), the interval
+    A +- 1.96 SE within [0, 1]. On two Gaussian score classes it held the true AUROC in 95-99 %
+    of 400 samples of 100 to 2,000 requests (this module's test); at an AUROC of 0 or 1 it
+    is zero-wide."""
+    a, n1, n0 = float(value), float(positives), float(negatives)
+    q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
+    var = (a * (1.0 - a) + (n1 - 1.0) * (q1 - a * a) + (n0 - 1.0) * (q2 - a * a)) / (n1 * n0)
+    half = Z_975 * math.sqrt(max(var, 0.0))
+    return (max(a - half, 0.0), min(a + half, 1.0))
+
+
+def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
+                     policy: str, labelled: bool, confusion: tuple[float, float] | None,
+                     hint_auroc: float | None) -> RouterQuality:
+    """The router's realised quality on ``df`` (the requests it routed).
+
+    ``score``: its classifier's score per request (None: the router has none); ``cheapest``:
+    the cheapest tier's name; ``labelled``: the trace carries ``correct_<tier>`` labels;
+    ``confusion``: the ``(fpr, fnr)`` the scenario injects (None where it sets no
+    ``router.confusion``); ``hint_auroc``: the scenario's ``workload.difficulty.hint_auroc``."""
+    n = len(df)
+    asked = {"fpr_asked": None if confusion is None else float(confusion[0]),
+             "fnr_asked": None if confusion is None else float(confusion[1])}
+    if labelled:
+        truth, target = LABELS, f"the cheapest tier {cheapest} answering wrong"
+        positive = df[correct_column(cheapest)].to_numpy(np.float64) < 0.5 if n else None
+    else:
+        truth, target = DRAWN, "hard or hopeless"
+        classes = df.get("difficulty_class")
+        positive = None
+        if classes is not None and n and classes.notna().all():
+            positive = (classes != "easy").to_numpy(bool)
+    hint = None if labelled else hint_auroc
+    count = None if positive is None else int(positive.sum())
+    base = dict(truth=truth, requests=n, target=target, positives=count, auroc_asked=hint,
+                asked_from=None if hint is None else HINT_KEY, **asked)
+    if not n:
+        return RouterQuality(**base, no_auroc="no request reached the router")
+    if score is None:
+        return RouterQuality(**base, no_auroc=f"the {policy} router has no classifier to "
+                                              "score requests")
+    if positive is None:
+        return RouterQuality(**base, no_auroc="the difficulty is continuous (kind continuous, "
+                                              "or the trace's own difficulty column): no easy "
+                                              "or hard class to score against")
+    value = auroc(score, positive)
+    if value is None:
+        one = _one_class(truth, cheapest, count, n)
+        return RouterQuality(**base, no_auroc=f"{one}: one class only, and an AUROC needs both")
+    return RouterQuality(**base, auroc=value, auroc_ci95=auroc_interval(value, count, n - count))
+
+
+def _one_class(truth: str, cheapest: str, count: int, n: int) -> str:
+    """The requests' one class in words: "all 500 requests are easy", "the cheapest tier
+    fp8 answers all 500 requests right"."""
+    if truth == LABELS:
+        return (f"the cheapest tier {cheapest} answers all {n:,} requests "
+                f"{'wrong' if count else 'right'}")
+    return f"all {n:,} requests are {'hard or hopeless' if count else 'easy'}"
