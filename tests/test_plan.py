@@ -510,8 +510,8 @@ def test_a_gap_between_fleets_of_one_hourly_rate_is_labelled_as_the_drain(tmp_pa
     assert proc.returncode == 0, proc.stderr
     # the figures move with the step model; the wording and the two durations must not
     # (a tie per hour, kept as the simpler design, since round 30: test_round30_tie)
-    line = re.compile(r"  runner-up w4a16(?:@\d+)?\+bf16(?:@\d+)? \(w4a16 \d+ \+ bf16 \d+ "
-                      r"replicas\): meets every constraint at the plan's "
+    line = re.compile(r"  runner-up w4a16(?:@\d+)?\+bf16(?:@\d+)? \(w4a16 \d+ x \d+ GPU \+ "
+                      r"bf16 \d+ x \d+ GPU\): meets every constraint at the plan's "
                       r"cost per hour \(a tie\): ([\d.]+) % dearer than the plan over the "
                       r"trace, but both \d+ USD/hour: the gap is the drain after the last "
                       r"arrival, ([\d.]+) s against ([\d.]+) s, not a cheaper fleet; the plan "

@@ -125,10 +125,10 @@ def _plan_result() -> PlanResult:
 def test_plan_console_gives_each_runner_ups_replicas_in_its_tier_order():
     lines = format_plan(_plan_result()).splitlines()
     assert [line for line in lines if "runner-up" in line] == [
-        "  runner-up nvfp4+fp8 (nvfp4 3 + fp8 2 replicas): meets every constraint; 25.0 % "
-        "dearer than the plan per hour",
-        "  runner-up fp8+bf16 (fp8 8 + bf16 4 replicas, the last size tried): latency: misses "
-        "the SLOs at any size",
+        "  runner-up nvfp4+fp8 (nvfp4 3 x 1 GPU + fp8 2 x 1 GPU): meets every constraint; "
+        "25.0 % dearer than the plan per hour",
+        "  runner-up fp8+bf16 (fp8 8 x 1 GPU + bf16 4 x 1 GPU, the last size tried): latency: "
+        "misses the SLOs at any size",
         "  runner-up nvfp4+fp8+bf16@2: accuracy < floor 84.50%"]
 
 

@@ -217,3 +217,35 @@ def test_tiny_without_a_classifier_says_so(tmp_path, capsys):
         "classifier to score requests) for hard or hopeless, against the drawn difficulty of "
         "317 requests (69 of them), asked none (no workload.difficulty.hint_auroc); FPR / FNR "
         "40.0 % / 54.5 % realised (scored on prior), asked none (no router.confusion)")
+
+
+PLAN = {"design": "fp8+bf16@2", "tiers": ["fp8", "bf16"], "replicas": {"bf16": 3, "fp8": 4},
+        "gpus_per_replica": {"fp8": 1, "bf16": 2}, "cost_usd": 1.0, "cost_model": "provisioned",
+        "cost_per_hour_usd": 35.0, "accuracy": 0.85, "margins": {}}
+
+
+def test_runner_up_lines_give_gpus_as_the_plans_line_does():
+    """The plan's line gives "bf16=3x2 GPU"; a runner-up's line gave "bf16 6 replicas" alone,
+    so a 2-GPU tier read as one of half the GPUs. It now gives each tier's GPUs per replica;
+    a plan.json without them (a design never sized has no size at all) keeps the old words."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.results import PlanResult
+
+    runners = (
+        {"design": "w4a16+bf16@2", "tiers": ["w4a16", "bf16"],
+         "replicas": {"bf16": 6, "w4a16": 2}, "gpus_per_replica": {"w4a16": 1, "bf16": 2},
+         "feasible": True, "cost_usd": 1.4,
+         "missed": "meets every constraint; 40.0 % dearer than the plan per hour"},
+        {"design": "fp8+bf16", "tiers": ["fp8", "bf16"], "replicas": {"bf16": 9, "fp8": 5},
+         "feasible": False, "missed": "latency: misses the SLOs at any size"},
+    )
+    text = format_plan(PlanResult(scenario="s", constraints={}, plan=PLAN, runners_up=runners,
+                                  uniform=(), simulations=9, wall_s=1.0))
+    lines = text.splitlines()
+    assert lines[0].startswith("plan (9 simulations in 1.0 s): fp8+bf16@2: fp8=4x1 GPU, "
+                               "bf16=3x2 GPU;")
+    assert [line for line in lines if "runner-up" in line] == [
+        "  runner-up w4a16+bf16@2 (w4a16 2 x 1 GPU + bf16 6 x 2 GPU): meets every constraint; "
+        "40.0 % dearer than the plan per hour",
+        "  runner-up fp8+bf16 (fp8 5 + bf16 9 replicas, the last size tried): latency: misses "
+        "the SLOs at any size"]

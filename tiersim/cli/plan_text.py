@@ -96,12 +96,14 @@ def format_plan(result: PlanResult) -> str:
 
 
 def _runner_up_line(other: dict) -> str:
-    """One runner-up design: its label, its replicas per tier where it was sized
-    (:func:`tiersim.fleet_sizes.sized_words`: "nvfp4 3 + fp8 2 replicas"; where it met no size,
-    the last tried), and what it missed or how it compares with the plan."""
+    """One runner-up design: its label, its replicas and GPUs per tier where it was sized
+    (:func:`tiersim.fleet_sizes.sized_words`: "nvfp4 3 x 1 GPU + fp8 2 x 1 GPU", as the
+    plan's line gives its own; "nvfp4 3 + fp8 2 replicas" from a plan.json without the GPUs;
+    where it met no size, the last tried), and what it missed or how it compares with the
+    plan. Before, a runner-up gave replicas alone beside the plan's "nvfp4=3x1 GPU"."""
     from tiersim.fleet_sizes import sized_words
 
-    size = sized_words(other, " replicas")
+    size = sized_words(other, " replicas", gpus=True)
     sized = "" if size is None else f" ({size})"
     return f"  runner-up {other.get('design')}{sized}: {other.get('missed')}"
 
