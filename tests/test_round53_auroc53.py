@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tiny_doc, write_frame, write_yaml
+from conftest import copy_folder, tiny_doc, write_frame, write_yaml
 from scipy.stats import norm
 
 from tiersim.cli import main
@@ -249,3 +249,28 @@ def test_runner_up_lines_give_gpus_as_the_plans_line_does():
         "40.0 % dearer than the plan per hour",
         "  runner-up fp8+bf16 (fp8 5 + bf16 9 replicas, the last size tried): latency: misses "
         "the SLOs at any size"]
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    ({"auroc": 1.5, "auroc_ci95": [0.9, 1.0]},
+     "'router.quality.auroc' must be a fraction between 0 and 1, got 1.5"),
+    ({"auroc": 0.7, "auroc_ci95": [0.6, 2.5]},
+     "'router.quality.auroc_ci95[1]' must be a fraction between 0 and 1, got 2.5"),
+    ({"requests": "many"}, "'router.quality.requests' must be a number, got 'many'"),
+    ({"no_auroc": 3}, "'router.quality.no_auroc' must be str, got 3"),
+])
+def test_a_hand_edited_quality_is_one_line(hand_edited_run, tmp_path, capsys, edit, problem):
+    """``tiersim report`` on a summary whose ``router.quality`` was edited to a figure no run
+    writes says so in one line, naming the key."""
+    from test_hostile_inputs import one_error_line, run_cli
+
+    from tiersim.report.load import load_dir
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    assert load_dir(folder).run.router.quality.truth == "drawn difficulty"
+    doc["router"]["quality"].update(edit)
+    (folder / "summary.json").write_text(json.dumps(doc))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({problem}); rerun "
+                    "`tiersim run` to rewrite it")
