@@ -274,3 +274,25 @@ def test_a_hand_edited_quality_is_one_line(hand_edited_run, tmp_path, capsys, ed
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder / 'summary.json'}: malformed summary ({problem}); rerun "
                     "`tiersim run` to rewrite it")
+
+
+def test_a_sweep_of_the_hint_shows_the_auroc_each_point_realised(tmp_path):
+    """A sweep of ``workload.difficulty.hint_auroc`` listed the AUROC asked alone; the Points
+    table now shows the AUROC each point's classifier realised (sweep.parquet's
+    ``router.quality.auroc``), as each point's console line gives it."""
+    from conftest import run_cli
+
+    from tiersim.sweep.store import read_table
+
+    doc = tiny_doc(workload={"difficulty": {"kind": "three_type", "hint_auroc": 0.6}},
+                   router={"policy": "threshold", "thresholds": 0.7},
+                   sweep={"workload.difficulty.hint_auroc": [0.6, 0.95]})
+    done = run_cli("sweep", str(write_yaml(tmp_path / "s.yaml", doc)), "--out",
+                   str(tmp_path / "sw"), "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    table = read_table(tmp_path / "sw" / "sweep.parquet")
+    realised = table["router.quality.auroc"].tolist()
+    assert realised[0] < realised[1]  # the better hint, the better classifier
+    page = (tmp_path / "sw" / "report.html").read_text()
+    assert "<th>classifier AUROC, realised</th>" in page
+    assert f'<td class="num">{realised[1]:.3g}</td>' in page

@@ -434,7 +434,7 @@ SWEEP_COLUMNS = ("point_id", "status")
 SWEEP_NUMBERS = ("index", "wall_s", "accuracy", "cost_usd", "cost_per_1m_output_tokens",
                  "ttft_p99_s", "tpot_p99_s", "slo_attainment", "router.silent_failure_rate",
                  "dropped", "slo_ttft_p99_s", "slo_tpot_p99_s", "router.fpr",
-                 "router.fpr_among", "accuracy_floor")
+                 "router.fpr_among", "accuracy_floor", "router.quality.auroc")
 """Sweep columns the report computes with, which must hold numbers (or be empty): the Points
 table's "router FPR as counts" multiplies ``router.fpr`` by ``router.fpr_among``, and its
 "meets accuracy floor" header reads ``accuracy_floor``, which as text ended the report in a

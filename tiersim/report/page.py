@@ -646,11 +646,14 @@ SWEEP_METRICS = ("accuracy", "cost_usd", "cost_per_1m_output_tokens", "ttft_p99_
 
 SWEEP_ROUTER_METRICS = {"router.fpr": "router FPR, realised (fraction)",
                         "router.fnr": "router FNR, realised (fraction)",
-                        "router.escalation_rate": "escalation rate (fraction)"}
+                        "router.escalation_rate": "escalation rate (fraction)",
+                        "router.quality.auroc": "classifier AUROC, realised"}
 """The router's realised rates, shown after :data:`SWEEP_METRICS` where a point has them (the
 escalation rate where some point escalated): a sweep of ``router.confusion.fpr`` showed the
 injected rate alone, not the realised FPR each point's run prints (6.74 % at 0.05 on a
-cascade), nor how many requests its cascade escalated."""
+cascade), nor how many requests its cascade escalated; a sweep of
+``workload.difficulty.hint_auroc`` likewise the AUROC asked, not the one its classifier
+realised (``router.quality``, each point's console line)."""
 
 
 SWEEP_FRACTIONS = ("slo_attainment", "router.silent_failure_rate", *SWEEP_ROUTER_METRICS)
