@@ -119,9 +119,13 @@ class _TierRun:
 
 
 def scores_realised(scenario) -> bool:
-    """Whether ``tiersim run`` scores ``scenario``'s accuracy on realised draws: a router of
-    two or more tiers that reads them (``confusion`` set, or a cascade)."""
-    return len(scenario.tiers) > 1 and config_reads_realised(scenario.router)
+    """Whether ``tiersim run`` scores ``scenario``'s accuracy on realised draws: a router that
+    reads them (``confusion`` set, or a cascade), as :meth:`Router.scores_realised` says for a
+    run of any number of tiers. A one-tier scenario counts too: a plan that scored on realised
+    draws writes its one-tier fleet with ``confusion: {fpr: 0, fnr: 0}`` so that its run does,
+    and the seed check simulates that scenario (it had read the expected accuracy at the
+    checked seeds under the realised label)."""
+    return config_reads_realised(scenario.router)
 
 
 class SimEvaluator:

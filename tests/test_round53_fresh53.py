@@ -1,0 +1,82 @@
+"""Round 53, fresh53 (a new user planning a cascade against uniform BF16).
+
+A plan sized on realised draws (a cascade, chosen with ``--choose router.policy=cascade``) that
+keeps one tier writes that tier with ``confusion: {fpr: 0, fnr: 0}``, so that a run of its
+``scenario.yaml`` scores accuracy on the realised draws as the plan did. The seed check
+simulates that scenario at the seeds after the plan's, but it used to score those seeds on the
+expected accuracy (a one-tier scenario never counted as realised), under the plan's "accuracy
+(realised draws)" label: seed 0 realised, seeds 1 and 2 expected, one range. The scenario is
+tiny's FP8 + BF16 pair with illustrative per-class accuracies and a floor only BF16 meets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from conftest import tiny_doc, write_yaml
+
+from tiersim.cli import main
+
+
+def cascade_doc() -> dict:
+    """Two tiers behind a cascade; only all-BF16 meets the 0.79 floor on realised draws."""
+    doc = tiny_doc(name="cascade_seeds", seed=0, accuracy_floor=0.79,
+                   accuracy_values="illustrative",
+                   router={"policy": "cascade",
+                           "cascade": {"from_tier": "fp8", "to_tier": "bf16",
+                                       "threshold": 0.5, "signal_noise": 0.3}})
+    doc["workload"] = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14}}
+    doc["tiers"] = [
+        {"name": "fp8", "precision": "fp8", "replicas": 1, "cost_per_gpu_hour": 3.50,
+         "accuracy": {"easy": 0.99, "hard": 0.70, "hopeless": 0.0}},
+        {"name": "bf16", "precision": "bf16", "replicas": 1, "cost_per_gpu_hour": 3.50,
+         "accuracy": {"easy": 1.0, "hard": 0.80, "hopeless": 0.0}},
+    ]
+    return doc
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """``tiersim ARGS``: (exit status, stdout)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """The cascade scenario planned with two seeds checked: its plan.json and folder."""
+    tmp = tmp_path_factory.mktemp("cascade_seeds")
+    path = write_yaml(tmp / "s.yaml", cascade_doc())
+    code, _ = cli("plan", str(path), "--choose", "router.policy=cascade", "--check-seeds", "2",
+                  "--gpus-per-replica", "1", "--no-report", "--out", str(tmp / "p"))
+    assert code == 0
+    return json.loads((tmp / "p" / "plan.json").read_text()), tmp
+
+
+def test_the_premise_a_one_tier_plan_scored_on_realised_draws(planned):
+    """The plan keeps BF16 alone, scored on realised draws, and its scenario keeps that basis."""
+    plan, tmp = planned
+    assert list(plan["plan"]["replicas"]) == ["bf16"]
+    assert plan["seed_check"]["accuracy_basis"] == "realised"
+    assert "confusion:" in (tmp / "p" / "scenario.yaml").read_text()
+
+
+def test_each_checked_seed_reads_what_a_run_of_the_planned_scenario_reads(planned):
+    """At every seed of the check, the accuracy is the one ``tiersim run`` of the planned
+    scenario.yaml at that seed prints (realised draws), not the expected one."""
+    plan, tmp = planned
+    text = (tmp / "p" / "scenario.yaml").read_text()
+    for row in plan["seed_check"]["per_seed"]:
+        seeded = tmp / f"seed{row['seed']}.yaml"
+        seeded.write_text(text.replace("\nseed: 0\n", f"\nseed: {row['seed']}\n", 1))
+        out = tmp / f"run{row['seed']}"
+        code, _ = cli("run", str(seeded), "--no-baselines", "--no-report", "--out", str(out))
+        assert code == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["router"]["basis"] == "realised"
+        assert row["accuracy"] == pytest.approx(summary["accuracy"], abs=1e-9), row["seed"]
+
