@@ -80,3 +80,32 @@ def test_each_checked_seed_reads_what_a_run_of_the_planned_scenario_reads(planne
         assert summary["router"]["basis"] == "realised"
         assert row["accuracy"] == pytest.approx(summary["accuracy"], abs=1e-9), row["seed"]
 
+
+def test_a_sweep_whose_every_point_missed_its_slos_says_not_comparable(tmp_path):
+    """A three-point sweep of ``router.cascade.signal_noise`` whose every point missed its
+    p99 TTFT had no "saved vs uniform" column at all (no point had a saving figure), where
+    each point's run prints "saved vs uniform ...: not comparable"; README promises the
+    column's "not comparable". The column shows, and one with nothing to say stays out."""
+    import pandas as pd
+
+    from tiersim.report.load import ReportData
+    from tiersim.report.page import point_verdicts, sweep_headline
+
+    sweep = pd.DataFrame({
+        "point_id": ["p0", "p1", "p2"], "status": ["ok"] * 3,
+        "router.cascade.signal_noise": [0.0, 0.3, 0.6],
+        "savings.routed_slo_met": [False] * 3, "savings.routed_floor_met": [True] * 3,
+        "accuracy_floor": [0.79] * 3,
+        "savings.vs_uniform_frac": [None] * 3, "savings.vs_uniform_usd": [None] * 3,
+        "savings.saving_basis": ["per_hour"] * 3,
+        "savings.baseline_uniform_tier": ["bf16"] * 3})
+    assert point_verdicts(sweep) == {
+        "meets SLOs": ["no"] * 3, "meets accuracy floor 79.0 %": ["yes"] * 3,
+        "saved vs uniform": ["not comparable: misses its SLOs"] * 3}
+    page = sweep_headline(ReportData(tmp_path, sweep=sweep,
+                                     sweep_axes=["router.cascade.signal_noise"]))
+    assert "<th>saved vs uniform</th>" in page
+    assert "<td>not comparable: misses its SLOs</td>" in page
+    met = sweep.assign(**{"savings.routed_slo_met": [True] * 3,
+                          "savings.baseline_uniform_tier": [None] * 3})
+    assert "saved vs uniform" not in point_verdicts(met)

@@ -702,7 +702,9 @@ def point_verdicts(sweep: pd.DataFrame) -> dict[str, list[str]]:
     whether the fleet met its SLOs and (where a point sets one) its accuracy floor, and its
     saving against the cheapest uniform fleet meeting the floor, with that fleet's tier ("not
     comparable" where the fleet missed what its baselines were held to). Only the columns
-    some point has; a sweep read without them (written before them) shows none."""
+    some point has (the saving's where some point has a saving or is "not comparable": a
+    sweep whose every point missed its SLOs says so); a sweep read without them (written
+    before them) shows none."""
     out: dict[str, list[str]] = {}
     rows = sweep.to_dict("records")
     if "router.fpr_among" in sweep and "router.fpr" in sweep and sweep["router.fpr_among"].notna(
@@ -714,8 +716,11 @@ def point_verdicts(sweep: pd.DataFrame) -> dict[str, list[str]]:
             and sweep["accuracy_floor"].notna().any():
         out[_floor_header(sweep["accuracy_floor"])] = [
             _met(_known_bool(r.get("savings.routed_floor_met"))) for r in rows]
-    if "savings.vs_uniform_frac" in sweep and sweep["savings.vs_uniform_frac"].notna().any():
-        out["saved vs uniform"] = [_point_saving(r) for r in rows]
+    if "savings.vs_uniform_frac" in sweep:  # shown where any point says something: every
+        # point "not comparable" (each missed its SLOs) is a verdict too, as the run prints it
+        saved = [_point_saving(r) for r in rows]
+        if any(cell != "-" for cell in saved):
+            out["saved vs uniform"] = saved
     return out
 
 
