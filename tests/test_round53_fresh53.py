@@ -109,3 +109,32 @@ def test_a_sweep_whose_every_point_missed_its_slos_says_not_comparable(tmp_path)
     met = sweep.assign(**{"savings.routed_slo_met": [True] * 3,
                           "savings.baseline_uniform_tier": [None] * 3})
     assert "saved vs uniform" not in point_verdicts(met)
+
+
+def test_generated_sessions_say_their_requests_are_not_the_traces(tmp_path):
+    """``workload.sessions.source: generate`` replaces the trace's rows, yet the request counts'
+    source read "trace" on the console and in the report (and summary.json named the trace file
+    alone), so a run naming Mooncake's trace read as a replay of it. The source now says the
+    requests are generated; a trace's run writes no such field (its bytes are unchanged)."""
+    from tiersim.results import RunResult
+
+    words = ("generated sessions (workload.sessions.generate, illustrative shapes; the trace's "
+             "rows are not replayed)")
+    doc = tiny_doc(name="generated", workload={"sessions": {
+        "source": "generate", "generate": {"tasks": 4, "task_rate_rps": 1.0}}})
+    path = write_yaml(tmp_path / "g.yaml", doc)
+    code, out = cli("run", str(path), "--no-baselines", "--out", str(tmp_path / "g"))
+    assert code == 0
+    row = next(line for line in out.splitlines() if "requests (completed / dropped)" in line)
+    assert "generated sessions" in row and "│ trace " not in row
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert summary["sources"]["requests"] == words
+    assert RunResult.read(tmp_path / "g" / "summary.json").sources.requests == words
+    page = (tmp_path / "g" / "report.html").read_text()
+    assert ("<td>requests</td><td class=\"num\">"
+            f"{summary['requests']:,}</td><td></td><td>generated sessions") in page
+    trace = write_yaml(tmp_path / "t.yaml", tiny_doc(name="traced"))
+    code, _ = cli("run", str(trace), "--no-baselines", "--no-report", "--out",
+                  str(tmp_path / "t"))
+    assert code == 0
+    assert "requests" not in json.loads((tmp_path / "t" / "summary.json").read_text())["sources"]

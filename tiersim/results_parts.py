@@ -370,15 +370,28 @@ NOTHING_SERVED_WORDS = "none (no requests served)"
 
 @dataclass(frozen=True)
 class Sources:
-    """Where each group of numbers comes from, in words (latency, accuracy, cost)."""
+    """Where each group of numbers comes from, in words (latency, accuracy, cost) and, where
+    the requests are not the trace's rows, where they come from (``requests``: generated
+    sessions, :data:`GENERATED_REQUESTS_WORDS`; a run of generated sessions had said "trace"
+    beside its request counts, though the trace named was never replayed)."""
 
     latency: str
     accuracy: str
     cost: str
+    requests: str = "trace"
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields."""
-        return _fields(self)
+        """Plain JSON fields; ``requests`` only where it is not "trace" (a trace's run writes
+        the same bytes as before the field)."""
+        out = _fields(self)
+        if out["requests"] == "trace":
+            out.pop("requests")
+        return out
+
+
+GENERATED_REQUESTS_WORDS = ("generated sessions (workload.sessions.generate, illustrative "
+                            "shapes; the trace's rows are not replayed)")
+"""Where a run's requests come from when ``workload.sessions.source`` is ``generate``."""
 
 
 @dataclass(frozen=True)

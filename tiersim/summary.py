@@ -31,6 +31,7 @@ from tiersim.results import (
     techniques_words,
 )
 from tiersim.results_figures import _unknown
+from tiersim.results_parts import GENERATED_REQUESTS_WORDS
 from tiersim.routing import TierInfo, score
 from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
 from tiersim.scenario import Scenario
@@ -410,8 +411,10 @@ def sources(scenario: Scenario, fleet: Fleet, tiers: tuple[TierResult, ...],
     answered = {t.name for t in tiers if t.requests - (t.dropped or 0) > 0}
     accuracy = accuracy_words({k: v for k, v in accuracy_source.items() if k in answered}
                               or accuracy_source)
+    generated = scenario.workload.sessions.source == "generate"
     return Sources(latency="; ".join(latency), accuracy=" + ".join(accuracy),
-                   cost=costs.COST_WORDS[scenario.cost_model])
+                   cost=costs.COST_WORDS[scenario.cost_model],
+                   requests=GENERATED_REQUESTS_WORDS if generated else "trace")
 
 
 def latency_assumptions(tiers, trace_acceptance: tuple[int, int] = (0, 0)) -> list[str]:

@@ -89,7 +89,7 @@ def headline_table(r: RunResult):
     for col in ("metric", "value", "source"):
         table.add_column(col)
     rows = [
-        ("requests (completed / dropped)", _request_counts(r), "trace"),
+        ("requests (completed / dropped)", _request_counts(r), r.sources.requests),
         ("duration", fmt(r.duration_s, " s"), r.duration_source),
         (f"TTFT p50 / p99{scope}", f"{fmt(r.ttft_p50_s, ' s')} / {fmt(r.ttft_p99_s, ' s')}",
          latency),

@@ -337,12 +337,13 @@ def run_headline(run: RunResult) -> str:
     cache = run.response_cache
     latency, cost, acc = run.sources.latency, run.sources.cost, run.sources.accuracy
     scope = run.served_scope
+    said = run.sources.requests  # "trace", or generated sessions
     rows = [
-        ["requests", run.requests if cache is None else cache.requests, "", "trace"],
-        ["completed", run.completed, "", "trace"],
-        ["dropped", run.dropped + (0 if cache is None else cache.unanswered), "", "trace"],
+        ["requests", run.requests if cache is None else cache.requests, "", said],
+        ["completed", run.completed, "", said],
+        ["dropped", run.dropped + (0 if cache is None else cache.unanswered), "", said],
         *([] if cache is None else [["answered by the response cache", cache.hits, "",
-                                     "trace"]]),
+                                     said]]),
         ["simulated duration", run.duration_s, "s", run.duration_source],
         *([f"{name}{scope}", value, unit, latency] for name, value, unit in (
             ("TTFT p50", run.ttft_p50_s, "s"), ("TTFT p99", run.ttft_p99_s, "s"),
