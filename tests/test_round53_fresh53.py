@@ -138,3 +138,28 @@ def test_generated_sessions_say_their_requests_are_not_the_traces(tmp_path):
                   str(tmp_path / "t"))
     assert code == 0
     assert "requests" not in json.loads((tmp_path / "t" / "summary.json").read_text())["sources"]
+
+
+@pytest.mark.parametrize(("put", "said"), [
+    ({"router": {"policy": "cascade", "from_tier": "w4a16"}},
+     "router.from_tier: unknown key (a key of 'cascade': write it as router.cascade.from_tier)"),
+    ({"tiers": [{"name": "bf16", "precision": "bf16", "replicas": 1,
+                 "cost_per_gpu_hour": 3.5, "enable_prefix_caching": True}]},
+     "tiers[0].enable_prefix_caching: unknown key (a key of 'scheduler': write it as "
+     "tiers[0].scheduler.enable_prefix_caching)"),
+    ({"workload": {"sessions": {"source": "generate", "tasks": 20}}},
+     "workload.sessions.tasks: unknown key (a key of 'generate': write it as "
+     "workload.sessions.generate.tasks)"),
+])
+def test_a_key_written_a_level_too_high_is_told_where_it_belongs(tmp_path, put, said):
+    """A cascade's ``from_tier`` written under ``router:`` read "did you mean 'tier'?" (the
+    uniform router's key, a wrong fix), and ``enable_prefix_caching`` beside a tier's
+    ``replicas`` or ``tasks`` beside ``source: generate`` listed every known key of that level
+    without saying which block holds it. The one key below that has it is named."""
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(**put))
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value).endswith(said)

@@ -294,10 +294,22 @@ def _suggest(loc: Loc) -> str:
     bare = str(loc[-1]).strip()
     if bare != str(loc[-1]) and bare in fields:
         return f" ({bare!r} with white space at its start or end; remove the space)"
+    home = _nested_home(loc, fields)
+    if home is not None:  # before a look-alike: router.from_tier read "did you mean 'tier'?"
+        return f" (a key of {home!r}: write it as {format_loc((*loc[:-1], home, loc[-1]))})"
     close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
     if close:
         return f" (did you mean {close[0]!r}?{_foreign_letter(str(loc[-1]))})"
     return f" (known keys: {', '.join(sorted(fields))})" if fields else ""
+
+
+def _nested_home(loc: Loc, fields: list[str]) -> str | None:
+    """The one key among ``fields`` (those of the model holding ``loc``'s last key) whose own
+    model has that key, written a level too high (``router.from_tier``, a key of
+    ``router.cascade``; ``tiers[0].enable_prefix_caching``, of ``scheduler``;
+    ``workload.sessions.tasks``, of ``generate``); None where none or several have it."""
+    homes = [name for name in fields if str(loc[-1]) in _fields_at((*loc[:-1], name))]
+    return homes[0] if len(homes) == 1 else None
 
 
 def _foreign_letter(key: str) -> str:
