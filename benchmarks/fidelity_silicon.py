@@ -872,6 +872,17 @@ def clients(row: dict) -> int:
 #: default 100 in aiperf 0.x), drawn at random until the run ends; aiconfigurator's generated
 #: benchmark (``bench_run.sh.j2``) leaves it at that default and vLLM caches prefixes by default.
 AIPERF_PROMPT_POOL = 100
+#: NVIDIA's published benchmark client of 2025-26, as ``--aiperf-client`` replays it (Protocol
+#: fields): ``aiperf profile --concurrency C --request-count 10C --warmup-request-count 2C
+#: --num-dataset-entries 12C --synthetic-input-tokens-stddev 0 --output-tokens-stddev 0
+#: --random-seed 100`` in ai-dynamo/dynamo's ``benchmarks/llm/perf.sh`` and aiconfigurator's
+#: ``eval`` runner (``src/aiconfigurator/eval/benchmarks/genai_perf_runner.py``, 2025-08 to
+#: 2026-03), run by aiperf 0.1 (v0.1.1, c2776b11): prompts drawn at random with replacement
+#: from the 12C entries (``DatasetManager``), the warm-up phase's requests all returned before
+#: the profiling phase starts its C concurrent requests (``_execute_phases``), and the means
+#: over the profiling phase alone. docs/fidelity.md, section 2, "The campaign's client".
+AIPERF_CLIENT = {"per_client": 12, "warmup": 2, "spread": 0.0, "pool_per_client": 12,
+                 "drained_warmup": True}
 #: A campaign whose typical row (the median) needs more than this share of a replica's time to
 #: prefill fresh prompts (:func:`prefill_load`) cannot have sent fresh prompts.
 REUSE_LOAD = 1.0
@@ -1300,6 +1311,13 @@ class Protocol:
     client's first and last); ``spread``: each
     request's prompt and output lengths are drawn uniformly from ``[(1 - spread) L, (1 + spread)
     L]`` (numpy Generator seeded by ``seed``; 0 = every request exactly ``isl`` / ``osl``).
+    ``pool``: the distinct prompts every request draws from (0: each its own; ``None``: decided
+    per campaign, :func:`row_protocol`); ``pool_per_client`` (when above 0, instead of
+    ``pool``): that many distinct prompts per client, as ``aiperf --num-dataset-entries k x
+    C``. ``drained_warmup``: the ``warmup`` rounds are a phase of their own, as aiperf runs its
+    warm-up and profiling phases (every warm-up request finishes before the measured ones
+    start, all clients at once again); else the measured rounds follow the warm-up ones back
+    to back. :data:`AIPERF_CLIENT` is NVIDIA's published client so read.
     """
 
     stagger: bool = False
@@ -1309,10 +1327,14 @@ class Protocol:
     seed: int = 0
     warmup: int = 0
     pool: int | None = None
+    pool_per_client: int = 0
+    drained_warmup: bool = False
 
     def __post_init__(self) -> None:
         if self.pool is not None and self.pool < 0:
             raise ValueError(f"--prompt-pool must be >= 0 (got {self.pool})")
+        if self.pool_per_client < 0:
+            raise ValueError(f"pool_per_client must be >= 0 (got {self.pool_per_client})")
         if not 0.0 <= self.spread < 1.0:
             raise ValueError(f"--length-spread must be in [0, 1) (got {self.spread})")
         if self.per_client < 1:
@@ -1339,13 +1361,22 @@ class Protocol:
         drawn = np.rint(length * rng.uniform(1 - self.spread, 1 + self.spread, n))
         return np.maximum(drawn, min(length, 2)).astype(np.int64)
 
-    def prompts(self, n: int) -> np.ndarray | None:
-        """Which of the ``pool`` distinct prompts each of ``n`` requests sends (drawn uniformly,
-        seeded), or ``None`` when every request sends a prompt of its own (``pool`` 0; ``None``
-        is decided per campaign before a row is replayed, :func:`row_protocol`)."""
-        if not self.pool:
+    def pool_size(self, concurrency: int = 1) -> int:
+        """How many distinct prompts a row of ``concurrency`` clients draws from (0: every
+        request its own)."""
+        if self.pool_per_client:
+            return self.pool_per_client * concurrency
+        return self.pool or 0
+
+    def prompts(self, n: int, concurrency: int = 1) -> np.ndarray | None:
+        """Which of the :meth:`pool_size` distinct prompts each of ``n`` requests sends (drawn
+        uniformly with replacement, seeded, as aiperf 0.1's synthetic dataset does), or
+        ``None`` when every request sends a prompt of its own (``pool`` 0; ``None`` is decided
+        per campaign before a row is replayed, :func:`row_protocol`)."""
+        size = self.pool_size(concurrency)
+        if not size:
             return None
-        return np.random.default_rng([self.seed, 2]).integers(0, self.pool, n)
+        return np.random.default_rng([self.seed, 2]).integers(0, size, n)
 
 
 def fitted() -> dict:
@@ -1365,19 +1396,26 @@ def cycle_estimate(
 
 
 def closed_loop_workload(
-    isl: int, osl: int, concurrency: int, proto: Protocol, gap_s: float
+    isl: int, osl: int, concurrency: int, proto: Protocol, gap_s: float,
+    measured_at: float | None = None,
 ) -> Workload:
     """``concurrency`` clients, ``proto.per_client`` requests each, sent back to back.
 
     Request ``r * concurrency + c`` is client ``c``'s ``r``-th: round 0 arrives at ``c * gap_s``,
-    every later one when the same client's previous request finishes.
+    every later one when the same client's previous request finishes; with ``measured_at``,
+    round ``proto.warmup`` (the first measured one) arrives then instead, all clients at once
+    (a drained warm-up phase, :attr:`Protocol.drained_warmup`).
     """
     n = concurrency * proto.per_client
     idx = np.arange(n)
     follows = np.where(idx < concurrency, -1, idx - concurrency)
     arrival = np.where(idx < concurrency, idx * gap_s, 0.0)
-    prompt = proto.prompts(n)
-    drawn = n if prompt is None else proto.pool
+    if measured_at is not None:
+        restart = (idx >= proto.warmup * concurrency) & (idx < (proto.warmup + 1) * concurrency)
+        follows = np.where(restart, -1, follows)
+        arrival = np.where(restart, measured_at, arrival)
+    prompt = proto.prompts(n, concurrency)
+    drawn = n if prompt is None else proto.pool_size(concurrency)
     inputs, outputs = proto.lengths(isl, drawn, 0), proto.lengths(osl, drawn, 1)
     hashes = None
     if prompt is not None:  # a pool entry keeps its lengths; its blocks hash to its own ids
@@ -1395,6 +1433,27 @@ def closed_loop_workload(
     )
 
 
+def first_requests(work: Workload, k: int) -> Workload:
+    """The first ``k`` requests of ``work`` (every per-request field cut to them)."""
+    n = len(work)
+    cut = {f.name: getattr(work, f.name)[:k] for f in dataclasses.fields(work)
+           if isinstance(getattr(work, f.name), (np.ndarray, list))
+           and len(getattr(work, f.name)) == n}
+    return dataclasses.replace(work, **cut)
+
+
+def warmup_drained_at(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol,
+                      gap_s: float = 0.0) -> float | None:
+    """When the last warm-up request finishes, where the warm-up is a phase of its own
+    (:attr:`Protocol.drained_warmup`): the warm-up rounds replayed alone (the measured ones
+    arrive only after them, so they run as in the whole replay); ``None`` otherwise."""
+    if not (proto.drained_warmup and proto.warmup):
+        return None
+    work = closed_loop_workload(isl, osl, concurrency, proto, gap_s)
+    res = simulate([tier], first_requests(work, proto.warmup * concurrency), sample_every=1e9)
+    return float(np.max(res.finish_s))
+
+
 def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol) -> dict:
     """Closed-loop replay of one tier: mean TTFT and TPOT (ms) over the measured rounds."""
     gap = 0.0
@@ -1402,10 +1461,11 @@ def replay(tier: TierSpec, isl: int, osl: int, concurrency: int, proto: Protocol
         budget = tier.limits.max_num_batched_tokens
         per_rank = -(-concurrency // tier.replicas)
         gap = cycle_estimate(tier.step_model, isl, osl, per_rank, budget) / concurrency
-    work = closed_loop_workload(isl, osl, concurrency, proto, gap)
-    if proto.pool:  # vLLM V1 caches prefixes by default
+    if proto.pool_size(concurrency):  # vLLM V1 caches prefixes by default
         tier = dataclasses.replace(
             tier, limits=dataclasses.replace(tier.limits, enable_prefix_caching=True))
+    work = closed_loop_workload(isl, osl, concurrency, proto, gap,
+                                warmup_drained_at(tier, isl, osl, concurrency, proto, gap))
     res = simulate([tier], work, sample_every=1e9)  # no time series needed
     if res.dropped.any():
         raise Unrepresentable(f"a request of {isl}+{osl} tokens exceeds the replica's KV cache")
@@ -1640,7 +1700,7 @@ def reused_prompt_campaigns(df: pd.DataFrame, kv_dtype: str, jobs: int) -> dict[
 def row_protocol(proto: Protocol, row: dict, reused: dict[str, float]) -> Protocol:
     """``proto`` for one row: with ``pool`` unset, aiperf's prompt pool for a campaign that
     reused its prompts and fresh prompts for any other."""
-    if proto.pool is not None:
+    if proto.pool is not None or proto.pool_per_client:
         return proto
     pool = AIPERF_PROMPT_POOL if campaign(row) in reused else 0
     return dataclasses.replace(proto, pool=pool)
@@ -1709,7 +1769,8 @@ def run(
 ) -> pd.DataFrame:
     """Simulate every row (in ``jobs`` processes); adds predictions and signed errors, and
     ``prompt_pool`` (the distinct prompts a row's clients drew from; 0: every prompt fresh)."""
-    reused = reused_prompt_campaigns(df, kv_dtype, jobs) if proto.pool is None else {}
+    by_campaign = proto.pool is None and not proto.pool_per_client
+    reused = reused_prompt_campaigns(df, kv_dtype, jobs) if by_campaign else {}
     protos = [row_protocol(proto, r, reused) for r in df.to_dict("records")]
     args = [(r, kv_dtype, p, knobs) for r, p in zip(df.to_dict("records"), protos)]
     out = pd.DataFrame(_map(_simulate_star, args, jobs))
@@ -1717,7 +1778,7 @@ def run(
         if col not in out:
             out[col] = np.nan
     res = pd.concat([df.reset_index(drop=True), out], axis=1)
-    res["prompt_pool"] = [p.pool for p in protos]
+    res["prompt_pool"] = [p.pool_size(clients(r)) for r, p in zip(df.to_dict("records"), protos)]
     res["campaign"] = [campaign(r) for r in df.to_dict("records")]
     res["campaign_load"] = res["campaign"].map(reused)
     return add_errors(res)
@@ -2394,6 +2455,19 @@ def write_cpp_moe(value: float, label: str, n_train: int, models: str) -> None:
     FIT_JSON.write_text(json.dumps(fit_doc, indent=2) + "\n")
 
 
+def aiperf_client_text(proto: Protocol) -> str:
+    """How ``--aiperf-client``'s load generator drives a row (:data:`AIPERF_CLIENT`)."""
+    if proto.pool_per_client:
+        prompts = f"prompts drawn at random from {proto.pool_per_client} per client"
+    elif proto.pool:
+        prompts = f"prompts drawn at random from {proto.pool}"
+    else:
+        prompts = "each request its own prompt"
+    return (f"NVIDIA's aiperf client (--aiperf-client): {proto.warmup} warm-up requests per "
+            f"client, drained, then {proto.per_client - proto.warmup} measured, all clients "
+            f"starting together each time, exact lengths, {prompts}")
+
+
 def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol,
                cpp: pd.Series | None = None) -> list[str]:
     """The free parameters in use, and per fitted engine the training and held-out lines (the
@@ -2401,6 +2475,8 @@ def fit_report(df: pd.DataFrame, res: pd.DataFrame, proto: Protocol,
     held out from ``--fit-cpp-moe``'s fit."""
     lines = [f"load generator: {proto.per_client} requests per client, all clients at t=0, "
              f"lengths +-{proto.spread:.0%}"]
+    if proto.drained_warmup:
+        lines = [f"load generator: {aiperf_client_text(proto)}"]
     for engine, (dense_rows, moe_rows) in FIT_TRAINING.items():
         if not (res["backend"] == engine).any():
             continue
@@ -2447,6 +2523,8 @@ def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
         return cpp_fit_report(res, system, proto, cpp)
     client = (f"load generator as fitted on {FIT_SYSTEM} ({proto.per_client} requests per client, "
               f"lengths +-{proto.spread:.0%})")
+    if proto.drained_warmup:
+        client = f"load generator: {aiperf_client_text(proto)}"
     if roofline:
         held = ("every row held out but the C++ MoE rate's training rows (--fit-cpp-moe)"
                 if system == FIT_CPP_MOE_SYSTEM else "every row held out")
@@ -2489,6 +2567,11 @@ def protocol_from_args(args: argparse.Namespace) -> Protocol:
     """The :class:`Protocol` the command line asks for: the fitted load generator, or
     ``--steady-state`` (staggered clients, first and last request of each left out)."""
     fit_doc = fitted()
+    if args.aiperf_client:
+        preset = dict(AIPERF_CLIENT)
+        if args.prompt_pool is not None:  # 0: aiperf 0.3's shuffled entries, each sent once
+            preset.update(pool=args.prompt_pool, pool_per_client=0)
+        return Protocol(seed=args.seed, **preset)
     if args.steady_state:
         per_client = 6 if args.per_client is None else args.per_client
         spread = 0.0 if args.length_spread is None else args.length_spread
@@ -2542,6 +2625,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "and the server caches prefixes (0: every prompt fresh; default: aiperf's "
                     f"{AIPERF_PROMPT_POOL} for a campaign whose measured rate needs more than "
                     "its server's time to prefill fresh prompts, else fresh)")
+    ap.add_argument("--aiperf-client", action="store_true",
+                    help="replay every row as NVIDIA's published aiperf client sends it: 2 "
+                    "warm-up requests per client, drained, then 10 measured, all clients "
+                    "starting together each time, exact lengths, prompts drawn at random from "
+                    "12 per client (--prompt-pool N: from N; 0: each request its own)")
     ap.add_argument("--overhead-ms", type=real_number,
                     help="vLLM's whole per-iteration overhead, in ms, in place of its "
                          "profile's fitted constant + per-layer terms (the per-layer term is "
@@ -2617,6 +2705,15 @@ def main(argv: list[str] | None = None) -> int:
         proto = protocol_from_args(args)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.aiperf_client:
+        given = [flag for flag, value in (
+            ("--per-client", args.per_client), ("--length-spread", args.length_spread),
+            ("--warmup-rounds", args.warmup_rounds or None),
+            ("--steady-state", args.steady_state or None), ("--fit", args.fit or None),
+            ("--fit-cpp-moe", args.fit_cpp_moe or None),
+            ("--write-check", args.write_check or None)) if value is not None]
+        if given:
+            ap.error(f"--aiperf-client sets the client itself; drop {' and '.join(given)}")
     if args.fit and args.prompt_pool is not None:
         ap.error("--fit replays each campaign with the prompts the reuse rule gives it; "
                  "drop --prompt-pool")
