@@ -19,7 +19,9 @@ times from ``tiersim.perf.build_step_model`` on the engine's profile (vLLM: the 
 report means over the whole run, start-up burst included. By default all clients start at 0, each
 sends ``per_client`` requests, and TTFT/TPOT are means over every request; TPOT of a request is
 ``(finish - first token) / (osl - 1)`` as ``vllm bench serve`` defines it. ``--warmup-rounds``
-sends that many requests per client first and leaves them out.
+sends that many requests per client first and leaves them out. ``--aiperf-client`` replays
+NVIDIA's published aiperf client instead (:data:`AIPERF_CLIENT`: a drained warm-up phase, then
+10 measured requests per client from 12 prompts per client), a setting with nothing fitted.
 
 **The free parameters** are the load generator (``per_client``, the length spread), vLLM's
 per-iteration overhead (``value + per_layer_s x layers``: a CUDA-graph replay pays a gap per
