@@ -2534,7 +2534,9 @@ def other_system_report(res: pd.DataFrame, system: str, proto: Protocol,
                  f"{SYSTEM_GPU[system].upper()}, no tables, calibrated on {FIT_SYSTEM} (kernel "
                  "efficiencies from its operator tables, vLLM's host time as fitted)"]
     else:
-        lines = [f"{system}: every row held out; overhead, eager cost and {client}; operator "
+        fitted_part = (f"overhead and eager cost as fitted on {FIT_SYSTEM}; {client}"
+                       if proto.drained_warmup else f"overhead, eager cost and {client}")
+        lines = [f"{system}: every row held out; {fitted_part}; operator "
                  f"tables: NVIDIA's {SYSTEM_GPU[system].upper()} ones"]
     held_out = "" if roofline and system == FIT_CPP_MOE_SYSTEM else "held out: "
     for engine in sorted(res["backend"].unique()):
