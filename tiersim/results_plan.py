@@ -103,6 +103,38 @@ class SeedFailure(TypedDict):
     seeds: list[int]
 
 
+class RejectedRow(TypedDict):
+    """One checked seed of a rejected fleet in a ``seed_check``: its figures there, the
+    constraints it missed, and the plan's saving against it (``vs_fleet_frac``, on the
+    saving's basis; below 0 where the plan costs more)."""
+
+    seed: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    accuracy: float | None
+    dropped: int | None
+    missed: list[str]
+    vs_fleet_frac: float | None
+
+
+class RejectedFleet(TypedDict):
+    """A fleet the plan turned away at its seed that ranks before the plan or the saving's
+    baseline, checked at the other seeds (``seed_check.rejected``:
+    :func:`tiersim.cli.plan_seeds.rejected_check`)."""
+
+    design: str
+    tiers: list[str]
+    router: dict[str, Any]
+    replicas: dict[str, int]
+    gpus_per_replica: dict[str, int]
+    ranks_before: str
+    missed_at_planned_seed: list[str]
+    dearer_than_plan_frac: float | None
+    dearer_than_baseline_frac: NotRequired[float | None]
+    met_seeds: list[int]
+    per_seed: list[RejectedRow]
+
+
 class SeedCheck(TypedDict):
     """A plan's ``seed_check`` (docs/planning.md): read strictly, so a hand-edited one is the
     plan's one-line "malformed plan" error, never a traceback in the report."""
@@ -123,6 +155,7 @@ class SeedCheck(TypedDict):
     saving_basis: str | None
     accuracy_basis: NotRequired[str | None]
     accuracy_floor: float | None
+    rejected: NotRequired[list[RejectedFleet]]
     wall_s: float | None
 
 

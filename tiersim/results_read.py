@@ -109,9 +109,11 @@ SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_
                     "vs_static_split_usd", "vs_static_split_frac",
                     "vs_static_split_over_trace_frac", "success_misjudged_by",
                     "gpu_hours_saved", "cost_saved_usd", "attributed_saved_usd", "margin",
-                    "margin_frac"})
-"""Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one)
-and a difference of two figures (a plan's constraint margin). Every other number is a time,
+                    "margin_frac", "vs_fleet_frac", "dearer_than_plan_frac",
+                    "dearer_than_baseline_frac"})
+"""Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one),
+a difference of two figures (a plan's constraint margin) and a cost gap (a seed check's
+rejected fleet, cheaper or dearer). Every other number is a time,
 cost, size, count or fraction."""
 
 FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "task_success",

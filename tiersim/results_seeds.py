@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
-                    "accuracy": "accuracy floor", "dropped": "dropped requests"}
+                    "accuracy": "accuracy floor", "dropped": "dropped requests",
+                    "router": "router refused", "other": "a constraint"}
 """A missed constraint of the seed check, in words."""
 
 
@@ -57,7 +58,77 @@ def seed_check_lines(check: dict | None) -> list[str]:
                           for f in failed)
         lines.append(f"    {what}: {where} (`tiersim plan --robust` sizes for every seed "
                      "checked)")
+    return lines + rejected_lines(check)
+
+
+def rejected_lines(check: dict) -> list[str]:
+    """The seed check's lines on the fleets the plan turned away at its seed that rank before
+    the plan or its saving's baseline (plan.json's ``seed_check.rejected``:
+    :func:`tiersim.cli.plan_seeds.rejected_check`): one line for each that meets every
+    constraint at some seed checked, saying the choice hinges on the plan's seed, then one line
+    naming those that miss at every seed checked too; none where there is none."""
+    from tiersim.results import basis_words, share_text
+
+    found = check.get("rejected") or []
+    if not found:
+        return []
+    planned, checked = check["planned_seed"], len(check["seeds"]) - 1
+    per = basis_words(check.get("saving_basis"), 0.0)
+    base = check.get("baseline_uniform_tier")
+    held = f"the SLOs{_and_floor(check)}"
+    lines, still = [], []
+    for r in found:
+        role = r.get("ranks_before")
+        than = "the plan" if role == "plan" else f"uniform {base}"
+        gap = r.get("dearer_than_plan_frac" if role == "plan" else "dearer_than_baseline_frac")
+        name = _fleet_name(r, "" if gap is None else f", {_cheaper(gap)}{per} than {than}")
+        met = r.get("met_seeds") or []
+        if not met:
+            still.append(name)
+            continue
+        missed = ", ".join(CONSTRAINT_WORDS.get(k, k) for k in r.get("missed_at_planned_seed")
+                           or [])
+        where = (f"every seed checked ({_seed_list(met)})" if len(met) == checked else
+                 f"{len(met)} of {checked} seeds checked ({_seed_list(met)})")
+        what = "the choice of plan" if role == "plan" else "the saving's baseline"
+        line = (f"    {name} was turned away at seed {planned} ({missed} missed) but "
+                f"meets {held} at {where}: {what} hinges on seed {planned}'s draws")
+        if role == "baseline":
+            spans = [x["vs_fleet_frac"] for x in r.get("per_seed") or []
+                     if x.get("seed") in met and x.get("vs_fleet_frac") is not None]
+            if spans:
+                low, high = share_text(min(spans)), share_text(max(spans))
+                shown = low if low == high else f"{low} to {high}"
+                line += f"; against it the plan saves {shown}{per} there"
+        lines.append(line + " (`tiersim plan --robust` sizes every fleet for every seed "
+                     "checked)")
+    if still:
+        lines.append(f"    turned away at seed {planned} and missing at every seed checked too: "
+                     + "; ".join(still))
     return lines
+
+
+def _fleet_name(r: dict, after: str = "") -> str:
+    """A rejected fleet of the seed check by name and size, ``after`` inside the brackets:
+    ``uniform fp8 (3 x 1 GPU, 10.0 % cheaper per hour than the plan)``, ``fp8+bf16 (fp8 1 x 1
+    GPU + bf16 2 x 1 GPU)``."""
+    replicas, gpus = r.get("replicas") or {}, r.get("gpus_per_replica") or {}
+    tiers = [t for t in r.get("tiers") or [] if t in replicas] or list(replicas)
+    if len(tiers) == 1:
+        t = tiers[0]
+        return f"uniform {r.get('design')} ({replicas[t]} x {gpus.get(t, '?')} GPU{after})"
+    sizes = " + ".join(f"{t} {replicas[t]} x {gpus.get(t, '?')} GPU" for t in tiers)
+    return f"{r.get('design')} ({sizes}{after})"
+
+
+def _cheaper(gap: float) -> str:
+    """A cost gap (``theirs / other - 1``) in words: ``10.0 % cheaper``, ``2.00 % dearer``,
+    ``the same cost``."""
+    from tiersim.results import share_text
+
+    if gap == 0:
+        return "at the same cost"
+    return f"{share_text(abs(gap))} {'cheaper' if gap < 0 else 'dearer'}"
 
 
 def _undrawn(check: dict) -> str:

@@ -101,14 +101,20 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
     same = base is not None and base["replicas"] == chosen["replicas"] \
         and base["gpus_per_replica"] == chosen["gpus_per_replica"]
     t0 = time.perf_counter()
-    rows = [_planned_row(scenario.seed, chosen, base, result.cost_model,
-                         getattr(result, "robust", None))]
+    robust = getattr(result, "robust", None)
+    rows = [_planned_row(scenario.seed, chosen, base, result.cost_model, robust)]
+    plan_costs: dict[int, tuple[float, float]] = {}  # the plan's costs at each checked seed
     for k in range(1, count + 1):
         rows.append(_seed_row(scenario, doc, source, scenario.seed + k, c, base, same,
-                              result.cost_model))
-    return {**_summary(rows, chosen, base, same, saving),
-            "accuracy_basis": (chosen.get("accuracy_sources") or {}).get("basis"),
-            "accuracy_floor": c.accuracy_floor, "wall_s": time.perf_counter() - t0}
+                              result.cost_model, plan_costs))
+    out = {**_summary(rows, chosen, base, same, saving),
+           "accuracy_basis": (chosen.get("accuracy_sources") or {}).get("basis"),
+           "accuracy_floor": c.accuracy_floor}
+    if not robust:  # a robust plan's rejected designs missed at one of these very seeds
+        rejected = rejected_check(scenario, result, source, c, base, plan_costs)
+        if rejected:
+            out["rejected"] = rejected
+    return {**out, "wall_s": time.perf_counter() - t0}
 
 
 def _baseline(result, tier: str | None) -> dict[str, Any] | None:
@@ -162,8 +168,9 @@ def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) ->
 
 
 def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None, same: bool,
-              cost_model: str | None) -> dict:
-    """The planned fleet (and the saving's baseline) simulated at ``seed``."""
+              cost_model: str | None, plan_costs: dict | None = None) -> dict:
+    """The planned fleet (and the saving's baseline) simulated at ``seed``; the planned
+    fleet's (cost over the trace, USD/hour) there go into ``plan_costs`` under ``seed``."""
     from tiersim.plan.constraints import margins
     from tiersim.plan.evaluate import Design, SimEvaluator
     from tiersim.results import paid_share
@@ -181,6 +188,8 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
                "accuracy": o.accuracy, "dropped": o.dropped,
                "missed": [k for k, m in _ordered(margins(o, c)) if not m["met"]],
                "shares": _shares({n: {"requests": t.requests} for n, t in o.tiers.items()})}
+        if plan_costs is not None:
+            plan_costs[seed] = (o.cost_usd, o.cost_per_hour_usd)
         if base is None:
             return row
         if same:  # the plan is its own baseline: nothing more to simulate
@@ -193,6 +202,123 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
     row["vs_uniform_frac"] = paid_share(cost_model, (o.cost_usd, o.cost_per_hour_usd),
                                         (b.cost_usd, b.cost_per_hour_usd))
     return row
+
+
+def _order(design: dict, cost_model: str | None) -> tuple:
+    """A plan.json design's place in the order fleets are chosen in
+    (:func:`tiersim.results.paid_order`, as the planner ranks its plan and the saving's
+    baseline)."""
+    from tiersim.results import paid_order
+
+    return paid_order(cost_model, design["cost_usd"], design["cost_per_hour_usd"],
+                      len(design.get("tiers") or design["replicas"]),
+                      sum(design["replicas"].values()), design.get("accuracy"))
+
+
+def cheaper_rejected(scenario, result, base: dict | None) -> list[tuple[dict, str]]:
+    """The sized designs the plan turned away at its seed that rank before the plan (``plan``:
+    had they met every constraint there, one of them would be the plan) or, for a uniform
+    fleet, before the saving's baseline (``baseline``: the saving would be quoted against it),
+    each with that role, in the order fleets are chosen in. A design turned away unsized (its
+    routing missed the floor or sent a tier nothing) has no fleet to check and no cost to rank
+    by, and a baseline-only tier's fleet is never a plan."""
+    chosen, model = result.plan, result.cost_model
+    only = {t.name for t in getattr(scenario, "baselines", ())}
+    plan_rank = _order(chosen, model)
+    base_rank = None if base is None or base is chosen else _order(base, model)
+    found = []
+    for d in [*result.runners_up, *result.uniform]:
+        if d.get("feasible") or not d.get("replicas") or d.get("cost_usd") is None \
+                or d.get("cost_per_hour_usd") is None:
+            continue
+        rank = _order(d, model)
+        single = len(d["replicas"]) == 1
+        if rank < plan_rank and not (single and set(d["replicas"]) <= only):
+            found.append((rank, d, "plan"))
+        elif single and base_rank is not None and rank < base_rank:
+            found.append((rank, d, "baseline"))
+    return [(d, role) for _, d, role in sorted(found, key=lambda x: x[0])]
+
+
+def rejected_check(scenario, result, source: str, c, base: dict | None,
+                   plan_costs: dict[int, tuple[float, float]]) -> list[dict[str, Any]]:
+    """plan.json's ``seed_check.rejected``: each fleet :func:`cheaper_rejected` finds, at its
+    size from the search, simulated at each checked seed by an evaluator of the scenario
+    searched with only its seed changed (as ``--robust`` would simulate it there) and held to
+    the plan's constraints, so the check can say where the plan's choice, or its saving's
+    baseline, hinges on the plan's own seed (a uniform FP8 fleet missing the floor at seed 0
+    only left the saving quoted against BF16). Nothing is sized again; no evaluator is built
+    where there is no such fleet. ``plan_costs``: the planned fleet's (cost over the trace,
+    USD/hour) at each checked seed."""
+    from tiersim.errors import TiersimError
+    from tiersim.plan.constraints import margins
+    from tiersim.plan.evaluate import Design, SimEvaluator
+    from tiersim.results import paid, paid_share
+
+    found = cheaper_rejected(scenario, result, base)
+    if not found:
+        return []
+    model, chosen = result.cost_model, result.plan
+    settings = [tuple(sorted((d.get("router") or {}).items()))
+                for d in [chosen, *result.runners_up] if len(d.get("tiers") or ()) > 1]
+
+    def design_of(d: dict) -> Design:
+        tiers = tuple(d.get("tiers") or d["replicas"])
+        setting = tuple(sorted((d.get("router") or {}).items())) if len(tiers) > 1 else ()
+        return Design(tiers, tuple(d["gpus_per_replica"][t] for t in tiers), setting)
+
+    records = []
+    for d, role in found:
+        missed = [k for k, m in _ordered(d.get("margins") or {}) if not m.get("met")]
+        record = {"design": d["design"], "tiers": list(d.get("tiers") or d["replicas"]),
+                  "router": dict(d.get("router") or {}), "replicas": dict(d["replicas"]),
+                  "gpus_per_replica": dict(d["gpus_per_replica"]), "ranks_before": role,
+                  "missed_at_planned_seed": missed or ["other"],
+                  "dearer_than_plan_frac": _dearer(paid(model, d["cost_usd"],
+                                                        d["cost_per_hour_usd"]),
+                                                   paid(model, chosen["cost_usd"],
+                                                        chosen["cost_per_hour_usd"])),
+                  "met_seeds": [], "per_seed": []}
+        if role == "baseline":
+            record["dearer_than_baseline_frac"] = _dearer(
+                paid(model, d["cost_usd"], d["cost_per_hour_usd"]),
+                paid(model, base["cost_usd"], base["cost_per_hour_usd"]))
+        records.append(record)
+    for seed, costs in plan_costs.items():
+        with warnings.catch_warnings():  # the plan's own notes again, once a seed: said already
+            warnings.simplefilter("ignore", Note)
+            evaluator = SimEvaluator(scenario.model_copy(update={"seed": seed}), source,
+                                     cost_model=model)
+            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)  # a split chosen as the plan chose it
+            evaluator.score_realised_if_read(settings)  # the plan's basis (realised or not)
+            for (d, _), record in zip(found, records, strict=True):
+                try:
+                    o = evaluator.evaluate(design_of(d), dict(d["replicas"]))
+                except (TiersimError, ValueError):  # its router refused at this seed
+                    record["per_seed"].append({"seed": seed, "ttft_p99_s": None,
+                                               "tpot_p99_s": None, "accuracy": None,
+                                               "dropped": None, "missed": ["router"],
+                                               "vs_fleet_frac": None})
+                    continue
+                row_missed = [k for k, m in _ordered(margins(o, c)) if not m["met"]]
+                record["per_seed"].append({
+                    "seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+                    "accuracy": o.accuracy, "dropped": o.dropped, "missed": row_missed,
+                    "vs_fleet_frac": paid_share(model, costs, (o.cost_usd, o.cost_per_hour_usd))})
+                if not row_missed:
+                    record["met_seeds"].append(seed)
+    return records
+
+
+def _dearer(theirs: float | None, plans: float | None) -> float | None:
+    """``theirs / plans - 1`` (below 0 where cheaper), float noise aside; None where either is
+    unknown or ``plans`` is 0."""
+    from tiersim.results_savings import saved_share, without_noise
+
+    if theirs is None or plans is None:
+        return None
+    share = saved_share(theirs, plans)
+    return None if share is None else without_noise(-share)
 
 
 def as_searched_seed(doc: dict, scenario, seed: int) -> dict:
