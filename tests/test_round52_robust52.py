@@ -198,7 +198,11 @@ def test_the_line_without_a_plan_and_with_figures_that_move():
         "  robust (--robust): sized for seeds 0, 1, 2, each design and uniform fleet held to "
         "the SLOs and the accuracy floor at every one; figures are the worst over them: p99 "
         "TTFT at seed 1, p99 TPOT at seed 2, cost of the trace at seed 1; accuracy (realised "
-        "draws) and USD/hour the same at every seed"]
+        "draws) and USD/hour the same at every seed",
+        # round 53 (robust53): what is not a worst figure, said plainly (no shares in these
+        # rows, as of a uniform fleet: no word on the tiers' counts)
+        "  robust (--robust): the planned run --out writes (summary.json, the report's run "
+        "sections) is seed 0's alone, its uniform baselines sized at that seed only"]
 
 
 def test_a_hand_edited_robust_record_is_the_malformed_plan_line(robust, tmp_path):

@@ -189,11 +189,16 @@ def _unknown(value: float | None) -> bool:
     return value is None or value != value
 
 
-def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share: float) -> str:
+def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share: float,
+                       seeds: bool = False) -> str:
     """The note on a tier whose own p99 ``metric`` (``tpot_p99_s``) is over an SLO the fleet's
     p99 meets, as ``tiersim plan`` and ``tiersim run`` both print it: the SLOs hold the fleet's
     requests together, and the ``share`` of them sent to that tier may see worse. The value to
-    more than 3 figures where 3 would print it as the limit (:func:`over_digits`)."""
+    more than 3 figures where 3 would print it as the limit (:func:`over_digits`). ``seeds``: a
+    plan sized for several seeds (``--robust``), whose p99s are the worst over them and
+    ``share`` the most any of them sent the tier ("up to ... at a seed sized for")."""
     shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
+    which = (f"up to {percent_text(share, 0)} of the requests go to it at a seed sized for"
+             if seeds else f"{percent_text(share, 0)} of the requests go to it")
     return (f"note: tier {tier}'s own {metric} is {shown}, over the {as_given(limit)} s SLO, "
-            f"which the fleet's p99 meets ({percent_text(share, 0)} of the requests go to it)")
+            f"which the fleet's p99 meets ({which})")

@@ -179,9 +179,11 @@ as the plan names it, by its basis)."""
 
 def robust_lines(robust: dict | None, floor: float | None, basis: str | None = None
                  ) -> list[str]:
-    """``tiersim plan --robust``'s line (plan.json's ``robust``): the seeds every design was
-    sized for and, with a plan, which seed gave each worst figure the plan states; none
-    without ``--robust``."""
+    """``tiersim plan --robust``'s lines (plan.json's ``robust``): the seeds every design was
+    sized for and, with a plan, which seed gave each worst figure the plan states, then what
+    is not a worst figure: a tier's request count is the most any seed sent it (the counts
+    need not add up), and the planned run written beside the plan is the plan's own seed's;
+    none without ``--robust``."""
     from tiersim.results import accuracy_name
 
     if not robust:
@@ -202,5 +204,11 @@ def robust_lines(robust: dict | None, floor: float | None, basis: str | None = N
             moved.append(f"{label} at seed {where[key]}")
     same.append("USD/hour")
     alike = " and ".join([", ".join(same[:-1]), same[-1]] if len(same) > 1 else same)
+    counts = ("each tier's requests (plan.json per_tier) are the most any seed sent it, so "
+              "the tiers' counts need not add up to the trace's (each seed's shares: "
+              "robust.per_seed); " if len(rows[0].get("shares") or {}) > 1 else "")
     return [f"{head}; figures are the worst over them: "
-            + "; ".join(x for x in (", ".join(moved), f"{alike} the same at every seed") if x)]
+            + "; ".join(x for x in (", ".join(moved), f"{alike} the same at every seed") if x),
+            f"  robust (--robust): {counts}the planned run --out writes (summary.json, the "
+            f"report's run sections) is seed {robust.get('planned_seed', robust['seeds'][0])}'s "
+            "alone, its uniform baselines sized at that seed only"]

@@ -95,42 +95,46 @@ class FeasibilityChecks:
         """Per kept tier routed requests longer (prompt + output) than its context
         (``max_model_len``): (tier, how many, that context), tiers with none left out; empty
         when the evaluator does not say (a closed-form stand-in)."""
-        out = []
+        most: dict[str, tuple[int, int]] = {}
         for name, tier, sent, tokens in self._routed_tokens(design):
             context = tier.limits.max_model_len
             longer = int(np.sum(sent & (tokens > context))) if context else 0
             if longer:
-                out.append((name, longer, int(context)))
-        return out
+                most[name] = max(most.get(name, (0, 0)), (longer, int(context)))
+        return [(n, *most[n]) for n in design.tiers if n in most]
 
     def _routed_tokens(self, design: Design):
         """``(tier name, built tier, which requests are sent to it, each request's prompt +
         output tokens there)`` per kept tier of ``design``; none when the evaluator does not
-        say (a closed-form stand-in)."""
-        df, built = getattr(self.evaluator, "df", None), getattr(self.evaluator, "built", None)
-        if df is None or built is None:
-            return
-        infos, a = self.evaluator.routing(design)[:2]
-        prompt = df["input_tokens"].to_numpy(np.float64)
-        output = df["output_tokens"].to_numpy(np.float64)
-        passed_on = _passed_on(a, df, infos)
-        for k, name in enumerate(design.tiers):
-            mult = self.evaluator.by_name[name].output_length_multiplier
-            sent = (((np.asarray(a.tier) == k) & ~passed_on)
-                    | (np.asarray(a.escalate_to) == k))
-            yield (name, built(name, design.gpus(name)), sent,
-                   prompt + output_on_tier(output, mult))
+        say (a closed-form stand-in). Under ``--robust`` (an evaluator holding one
+        ``evaluators`` per seed) the same for each seed's routing in turn, a tier once a seed:
+        the callers keep the most requests any seed sends it (before, the plan's own seed's
+        routing alone was read)."""
+        for evaluator in getattr(self.evaluator, "evaluators", None) or [self.evaluator]:
+            df, built = getattr(evaluator, "df", None), getattr(evaluator, "built", None)
+            if df is None or built is None:
+                return
+            infos, a = evaluator.routing(design)[:2]
+            prompt = df["input_tokens"].to_numpy(np.float64)
+            output = df["output_tokens"].to_numpy(np.float64)
+            passed_on = _passed_on(a, df, infos)
+            for k, name in enumerate(design.tiers):
+                mult = evaluator.by_name[name].output_length_multiplier
+                sent = (((np.asarray(a.tier) == k) & ~passed_on)
+                        | (np.asarray(a.escalate_to) == k))
+                yield (name, built(name, design.gpus(name)), sent,
+                       prompt + output_on_tier(output, mult))
 
     def _beyond_model(self, design: Design) -> dict[str, tuple[int, int]]:
         """Per kept tier, routed requests longer (prompt + output) than the most its model
         takes (:attr:`tiersim.fleet.BuiltTier.most_context`, its maximum context), which no
         ``max_model_len`` serves: tier -> (how many, that context), tiers with none or an
         unknown context left out."""
-        out = {}
+        out: dict[str, tuple[int, int]] = {}
         for name, tier, sent, tokens in self._routed_tokens(design):
             beyond = int(np.sum(sent & (tokens > tier.most_context))) if tier.most_context else 0
             if beyond:
-                out[name] = (beyond, int(tier.most_context))
+                out[name] = max(out.get(name, (0, 0)), (beyond, int(tier.most_context)))
         return out
 
     def _over_kv(self, design: Design) -> list[tuple[str, int, int]]:
@@ -139,14 +143,14 @@ class FeasibilityChecks:
         (:attr:`tiersim.fleet.BuiltTier.longest_sequence`): (tier, how many, that room), tiers
         with none left out. More replicas never serve them (more GPUs per replica may); empty
         when the evaluator does not say (a closed-form stand-in)."""
-        out = []
+        most: dict[str, tuple[int, int]] = {}
         for name, tier, sent, tokens in self._routed_tokens(design):
             room = max(tier.longest_sequence, 0)
             context = tier.limits.max_model_len or math.inf
             larger = int(np.sum(sent & (tokens > room) & (tokens <= context)))
             if larger:
-                out.append((name, larger, room))
-        return out
+                most[name] = max(most.get(name, (0, 0)), (larger, room))
+        return [(n, *most[n]) for n in design.tiers if n in most]
 
     def _no_size(self, design: Design, replicas: dict[str, int], last: Outcome) -> str:
         """Why no replica count meets the SLOs, in a few words: what the largest fleet tried

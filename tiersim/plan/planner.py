@@ -287,7 +287,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
         found = ", ".join(f"{dict(r.design.router)['floor']:g} ("
                           f"{floor_pair(self.evaluator.routing(r.design)[2], floor)[0]})"
                           for r in misses)
-        unused = _idle_tiers(idle.design, self.evaluator.routing(idle.design)[1])
+        unused = self._idle(idle.design, self.evaluator.routing(idle.design)[1])
         left = tuple(n for n in idle.design.tiers if n not in unused)
         rest = Design(left, tuple(idle.design.gpus(n) for n in left)).label  # as it is listed
         rest = f"uniform {rest}" if len(left) == 1 else rest
@@ -327,6 +327,20 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 chosen.infeasible += f"; tried {_per_replica(tried[name])}"
         self.uniform_results[name] = chosen
         return chosen
+
+    def _idle(self, design: Design, assignment) -> list[str]:
+        """The kept tiers a design's routing sends nothing (``assignment``: the plan's own
+        seed's); under ``--robust`` (an evaluator with ``routings``: one per seed) only those
+        no seed sends anything. Before, the plan's own seed's routing alone decided, and a
+        design whose router sent a tier nothing at that seed but most of the requests at
+        another was turned away as "the design without it", a uniform fleet that missed the
+        floor at that other seed."""
+        idle = _idle_tiers(design, assignment)
+        every = getattr(self.evaluator, "routings", None)
+        if idle and every is not None:
+            for _, other, _ in every(design)[1:]:
+                idle = [n for n in idle if n in _idle_tiers(design, other)]
+        return idle
 
     def _uniform_level(self, name: str) -> int:
         """Index of the GPUs per replica a tier's sized uniform fleet uses (0 when unknown)."""
@@ -375,7 +389,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 shown, limit = floor_pair(accuracy, floor)
                 return DesignResult(design, None, None, f"accuracy {shown} < floor {limit}",
                                     tried)
-            idle = _idle_tiers(design, assignment)
+            idle = self._idle(design, assignment)
             if idle:
                 verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
                 return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} "

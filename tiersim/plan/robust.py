@@ -122,8 +122,9 @@ class SeedsEvaluator:
                 mark(settings)
 
     def routing(self, design: Design):
-        """The first seed's routing (its tier infos and assignment: which tiers get traffic,
-        how long the requests sent are) with the lowest accuracy over the seeds, so a design
+        """The first seed's routing (its tier infos and assignment; which tiers get traffic and
+        which requests are too long for a tier are read from every seed's, :meth:`routings`)
+        with the lowest accuracy over the seeds, so a design
         whose routing misses the floor at any seed is routed at the next raised floor (None
         where no seed's has one: a response cache answered every request). A router refused at
         a later seed only (a budget under the cheapest tier's price over that seed's sample of
@@ -138,6 +139,15 @@ class SeedsEvaluator:
                 raise TiersimError(f"at seed {seed} (--robust sizes for it too): {err}"
                                    ) from None
         return infos, assignment, _worst([accuracy, *rest], min)
+
+    def routings(self, design: Design) -> list:
+        """Each seed's routing of ``design`` (tier infos, assignment, accuracy), the plan's own
+        seed first: the planner reads which tiers get traffic from every one of them
+        (:meth:`tiersim.plan.planner.Planner._idle`), and which requests are too long for a
+        tier too (:meth:`tiersim.plan.feasibility.FeasibilityChecks._routed_tokens`), so a
+        tier the plan's own seed sends nothing, but another seed does, is sized, not turned
+        away as idle."""
+        return [e.routing(design) for e in self.evaluators]
 
     def outcomes(self, design: Design, replicas: dict[str, int]) -> list[Outcome]:
         """The fleet simulated at each seed (each evaluator caches its own)."""
