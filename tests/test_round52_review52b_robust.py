@@ -133,16 +133,25 @@ def test_robust_plan_writes_the_split_best_at_every_seed(tmp_path, monkeypatch):
     assert [r["ttft_p99_s"] for r in robust.disaggregation["splits"]] == [1.05, 1.0]
 
 
-def test_robust_simulates_a_tier_with_no_split_once_a_seed(tmp_path):
+def test_robust_simulates_a_tier_with_no_split_once_a_seed(tmp_path, monkeypatch):
     """The split chosen over the seeds reads the other seeds' runs only where there is a split
     to choose: a tier of no ``disaggregation`` block is simulated once at each seed, as before
-    (a peer's run read for a choice of one was simulated again by the peer)."""
+    (a peer's run read for a choice of one was simulated again by the peer). Round 53
+    (robust53): a uniform fleet runs the same input at every seed, so seed 1 reuses seed 0's
+    run ([1, 0]); with nothing shared, once at each seed ([1, 1])."""
+    import tiersim.plan.evaluate as evaluate
     from tiersim.plan.evaluate import Design
     from tiersim.plan.robust import seeds_evaluator
     from tiersim.scenario import load_scenario
 
     path = tmp_path / "split.yaml"
     path.write_text(SPLIT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        robust = seeds_evaluator(load_scenario(path), str(path), [0, 1])
+    robust.evaluate(Design(("bf16",), (2,), ()), {"bf16": 2})
+    assert [e.simulations for e in robust.evaluators] == [1, 0]
+    monkeypatch.setattr(evaluate, "run_key", lambda *args: None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Note)
         robust = seeds_evaluator(load_scenario(path), str(path), [0, 1])

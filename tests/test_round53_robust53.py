@@ -312,3 +312,66 @@ def test_too_long_requests_are_read_from_every_seeds_routing():
     assert checks._longer(design) == [("a", 4, 1000), ("b", 3, 1000)]
     checks.evaluator = _Seed([0, 0, 0, 0])  # one seed: as before
     assert checks._longer(design) == [("a", 4, 1000)]
+
+
+# ---- --robust: a run another seed already made of the same input is reused ----------------------
+
+
+def _plan_json(folder) -> tuple[int, dict]:
+    """plan.json's ``simulations`` and the rest of it, less the wall times (which differ
+    between any two plans of one scenario)."""
+    data = json.loads((folder / "plan.json").read_text())
+    simulations = data.pop("simulations")
+    data.pop("wall_s")
+    data["seed_check"].pop("wall_s")
+    return simulations, data
+
+
+def test_shared_runs_leave_the_robust_plan_bit_identical(tmp_path, monkeypatch):
+    """Every seed's evaluator of a robust plan shares the engine runs it made
+    (:func:`tiersim.plan.evaluate.run_key`): a uniform fleet's tier sees every request at
+    every seed and runs alike, so seeds 4's runs of it are seed 3's again. plan.json is the
+    same to the byte but for the wall times and ``simulations`` (engine runs made: 24 against
+    40 unshared, modelled, 2026-12-07), and so are the planned run's files."""
+    import tiersim.plan.evaluate as evaluate
+
+    path = write_yaml(tmp_path / "s.yaml", robust_doc(1.00))
+    code, _, _ = plan(str(path), "--out", str(tmp_path / "shared"), "--robust",
+                      "--check-seeds", "1")
+    assert code == 0
+    monkeypatch.setattr(evaluate, "run_key", lambda *args: None)  # nothing shared: as before
+    code, _, _ = plan(str(path), "--out", str(tmp_path / "alone"), "--robust",
+                      "--check-seeds", "1")
+    assert code == 0
+    shared, alone = _plan_json(tmp_path / "shared"), _plan_json(tmp_path / "alone")
+    assert (shared[0], alone[0]) == (24, 40)
+    assert json.dumps(shared[1], sort_keys=True) == json.dumps(alone[1], sort_keys=True)
+    for name in ("scenario.yaml", "requests.parquet"):
+        assert (tmp_path / "shared" / name).read_bytes() == (tmp_path / "alone" / name
+                                                             ).read_bytes()
+
+
+def test_a_speculative_tier_shares_no_run():
+    """Speculative decoding draws from the scenario's seed: no run of such a tier is shared
+    (``run_key`` None); a plain one is keyed by its tier, GPUs, replicas and workload."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from tiersim.engine.cluster import SchedulerLimits
+    from tiersim.plan.evaluate import run_key
+    from tiersim.routing import Assignment
+
+    df = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [10, 20],
+                       "output_tokens": [5, 6]})
+    a = Assignment(tier=np.zeros(2, dtype=np.int64), escalate_to=np.full(2, -1))
+    spec = SimpleNamespace(name="fp8", replicas=2, num_blocks=100, limits=SchedulerLimits(),
+                           balancer="least_tokens", output_multiplier=1.0, disagg=None,
+                           lockstep=1, spec_decoding=None)
+    key = run_key([spec], (1,), df, a)
+    assert key is not None and key == run_key([spec], (1,), df.copy(), a)
+    assert key != run_key([spec], (2,), df, a)  # another step model
+    assert key != run_key([spec], (1,), df.assign(output_tokens=[5, 7]), a)
+    assert run_key([SimpleNamespace(**{**vars(spec), "spec_decoding": object()})], (1,), df,
+                   a) is None

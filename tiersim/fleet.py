@@ -429,11 +429,18 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment, series: bool =
     on speculative tiers; its ``request_id`` keys the request's speculative draws.
     ``series=False``: no time series is kept (:func:`tiersim.engine.simulate`).
     """
+    return engine_simulate(specs, workload(df, assignment), fast_forward=True, series=series)
+
+
+def workload(df: pd.DataFrame, assignment) -> Workload:
+    """The engine's input for a routed trace (:func:`simulate`): every column of ``df`` the
+    engine reads, with the routing ``assignment``; two runs of equal specs on equal workloads
+    give equal results (:func:`tiersim.engine.simulate` is deterministic)."""
     hashes = list(df["prefix_hashes"]) if "prefix_hashes" in df.columns else None
     outputs = (list(df[sessions.OUTPUT_HASHES]) if sessions.OUTPUT_HASHES in df.columns
                else None)
     follows, think = sessions.links(df)
-    work = Workload(
+    return Workload(
         arrival_s=df["arrival_s"].to_numpy(np.float64),
         input_tokens=df["input_tokens"].to_numpy(),  # int32 as loaded: no int64 copies
         output_tokens=df["output_tokens"].to_numpy(),
@@ -447,4 +454,3 @@ def simulate(specs: list[TierSpec], df: pd.DataFrame, assignment, series: bool =
         request_key=(df["request_id"].to_numpy(np.int64) if "request_id" in df.columns
                      else None),
     )
-    return engine_simulate(specs, work, fast_forward=True, series=series)

@@ -21,8 +21,10 @@ design routes every request as a run of that scenario would), with two savings:
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
+import hashlib
 import json
 import math
 import time
@@ -34,7 +36,15 @@ import pandas as pd
 
 from tiersim import costs, metrics
 from tiersim.errors import TiersimError
-from tiersim.fleet import BuiltTier, Fleet, build_fleet, build_tier, simulate, tier_techniques
+from tiersim.fleet import (
+    BuiltTier,
+    Fleet,
+    build_fleet,
+    build_tier,
+    simulate,
+    tier_techniques,
+    workload,
+)
 from tiersim.routing import Assignment, build_router
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.config import policies_in_play, unread_key_problem
@@ -80,6 +90,43 @@ class TierOutcome:
     utilization: float | None
     prefill: int | None = None  # a disaggregated tier's prefill replicas (the split it ran)
     techniques: str | None = None  # the serving techniques it ran (spec decode k=3)
+
+
+SHARED_RUNS = 64
+"""Engine runs an evaluator's :attr:`SimEvaluator.shared_runs` keeps, the latest used: every
+seed's run of one fleet follows the others' (:meth:`tiersim.plan.robust.SeedsEvaluator.
+outcomes`), so a few dozen hold every run another seed can reuse without keeping the search's
+every result."""
+
+
+def run_key(specs, gpus: tuple[int, ...], df: pd.DataFrame, a: Assignment) -> bytes | None:
+    """What one engine run depends on, as a digest, among evaluators of one scenario at
+    different seeds (``--robust``): each spec by the fields a seed cannot change (its tier, GPUs
+    per replica, replicas, KV blocks, scheduler limits, balancer, output multiplier, split and
+    lockstep: its step model is the tier's on those GPUs at every seed) and every array and list
+    of the engine's workload (:func:`tiersim.fleet.workload`: the requests, their routing and
+    what the engine reads of them). None, nothing shared, where a spec decodes speculatively:
+    its draws are seeded by the scenario's seed."""
+    import pickle
+
+    if any(spec.spec_decoding is not None for spec in specs):
+        return None
+    digest = hashlib.blake2b(digest_size=32)
+    digest.update(repr([(spec.name, g, spec.replicas, spec.num_blocks, spec.limits,
+                         spec.balancer, spec.output_multiplier, spec.disagg, spec.lockstep)
+                        for spec, g in zip(specs, gpus, strict=True)]).encode())
+    work = workload(df, a)
+    for f in dataclasses.fields(work):
+        value = getattr(work, f.name)
+        digest.update(f.name.encode())
+        if value is None:
+            digest.update(b"-")
+        elif isinstance(value, np.ndarray):
+            digest.update(f"{value.dtype.str}{value.shape}".encode())
+            digest.update(np.ascontiguousarray(value).tobytes())
+        else:
+            digest.update(pickle.dumps(value, protocol=5))
+    return digest.digest()
 
 
 @dataclass(frozen=True)
@@ -180,6 +227,11 @@ class SimEvaluator:
         # a split twice; one run of no choice is not kept beyond the search's own caches)
         self.simulations = 0
         self.sim_wall_s = 0.0
+        self.shared_runs: collections.OrderedDict | None = None
+        """Engine runs shared with the evaluators of the scenario at other seeds (``tiersim
+        plan --robust``, :func:`tiersim.plan.robust.seeds_evaluator`; None: none shared), by
+        :func:`run_key`: a uniform fleet's tier sees every request at every seed, and runs the
+        same (:meth:`_simulate`)."""
         self.slo: tuple[float | None, float | None] = (scenario.slo.ttft_p99_s,
                                                        scenario.slo.tpot_p99_s)
         """p99 TTFT and TPOT limits a disaggregated tier's split is chosen against (the
@@ -353,12 +405,26 @@ class SimEvaluator:
             return False
         return bool((pd.to_numeric(self.df["follows_id"], errors="coerce") >= 0).any())
 
-    def _simulate(self, specs, df: pd.DataFrame, a: Assignment):
-        """One engine run, counted and timed (no time series: nothing here reads one)."""
+    def _simulate(self, specs, df: pd.DataFrame, a: Assignment,
+                  gpus: tuple[int, ...] | None = None):
+        """One engine run, counted and timed (no time series: nothing here reads one). With
+        :attr:`shared_runs` (``--robust``: one store for every seed's evaluator) and ``gpus``
+        (each spec's GPUs per replica), a run whose specs and workload another seed already ran
+        is that run's result again, copied, not counted as a simulation (:func:`run_key`)."""
         t0 = time.perf_counter()
-        result = simulate(specs, df, a, series=False)
+        shared = getattr(self, "shared_runs", None)  # a stand-in counter has none
+        key = None if shared is None or gpus is None else run_key(specs, gpus, df, a)
+        if key is not None and key in shared:
+            shared.move_to_end(key)
+            result = copy.deepcopy(shared[key])
+        else:
+            result = simulate(specs, df, a, series=False)
+            self.simulations += 1
+            if key is not None:
+                shared[key] = copy.deepcopy(result)
+                while len(shared) > SHARED_RUNS:
+                    shared.popitem(last=False)
         self.sim_wall_s += time.perf_counter() - t0
-        self.simulations += 1
         return result
 
     def _alone(self, design: Design, name: str, replicas: int, a: Assignment) -> _TierRun:
@@ -387,7 +453,8 @@ class SimEvaluator:
         runs = []
         for prefill in self._splits(built, replicas):
             result = self._simulate([built.spec(replicas, prefill)], df,
-                                    Assignment(tier=zeros, escalate_to=zeros - 1))
+                                    Assignment(tier=zeros, escalate_to=zeros - 1),
+                                    (design.gpus(name),))
             run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
                             float(sum(result.busy_s[name])))
             runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
@@ -467,7 +534,8 @@ class SimEvaluator:
         names = list(design.tiers)
         specs = [self.built(n, design.gpus(n)).spec(replicas[n], prefills.get(n))
                  for n in names]
-        runs = self._whole_runs(names, self._simulate(specs, self.df, a))
+        runs = self._whole_runs(names, self._simulate(specs, self.df, a,
+                                                      tuple(design.gpus(n) for n in names)))
         for n, prefill in prefills.items():
             if n is not None:
                 runs[n] = dataclasses.replace(runs[n], prefill=prefill or None)

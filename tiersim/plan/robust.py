@@ -15,11 +15,16 @@ cost. A fleet's worst case meets a limit exactly when every seed's figure does, 
 its replica search, its floor margins and its comparison with the uniform fleets run unchanged
 and a design is feasible only if it meets the SLOs and the accuracy floor at every seed; the
 uniform fleets the saving is quoted against are sized through the same evaluator, so the saving
-compares like with like. Each seed's simulations are cached by its own evaluator, as before.
+compares like with like. Each seed's simulations are cached by its own evaluator, as before,
+and an engine run another seed's evaluator already made of the same input (the same specs on
+the same workload: a uniform fleet's tier sees every request at every seed) is reused from a
+store they share (:func:`tiersim.plan.evaluate.run_key`), not simulated again: the engine is
+deterministic, so the plan is the same to the byte, with fewer ``simulations``.
 """
 
 from __future__ import annotations
 
+import collections
 from dataclasses import replace
 from typing import Any
 
@@ -82,9 +87,12 @@ class SeedsEvaluator:
 
     def __init__(self, evaluators: list, seeds: list[int]):
         self.evaluators = list(evaluators)
+        shared: collections.OrderedDict = collections.OrderedDict()
         for e in self.evaluators:  # a disaggregated tier at one split at every seed
             if hasattr(e, "peers"):
                 e.peers = [p for p in self.evaluators if p is not e]
+            if hasattr(e, "shared_runs"):  # a run another seed made of the same input: reused
+                e.shared_runs = shared
         self.sized_seeds = list(seeds)
         """The seeds every design is sized for, the plan's own first."""
 
