@@ -375,3 +375,21 @@ def test_a_speculative_tier_shares_no_run():
     assert key != run_key([spec], (1,), df.assign(output_tokens=[5, 7]), a)
     assert run_key([SimpleNamespace(**{**vars(spec), "spec_decoding": object()})], (1,), df,
                    a) is None
+
+
+def test_a_rejected_fleet_at_the_same_cost_reads_as_such():
+    """A fleet turned away at the plan's cost per hour (uniform fp8 18 x 1 beside uniform bf16
+    18 x 1 on plan_default.yaml, ranked first by the tie's rules) reads "at the same cost per
+    hour as", where it read "at the same cost per hour than"."""
+    from tiersim.results_seeds import rejected_lines
+
+    check = {"planned_seed": 0, "seeds": [0, 1], "saving_basis": "per_hour",
+             "baseline_uniform_tier": "bf16", "accuracy_floor": 0.8,
+             "rejected": [{"design": "fp8", "tiers": ["fp8"], "replicas": {"fp8": 18},
+                           "gpus_per_replica": {"fp8": 1}, "ranks_before": "baseline",
+                           "missed_at_planned_seed": ["accuracy"],
+                           "dearer_than_plan_frac": 0.0588, "dearer_than_baseline_frac": 0.0,
+                           "met_seeds": [], "per_seed": []}]}
+    assert rejected_lines(check) == [
+        "    turned away at seed 0 and missing at every seed checked too: uniform fp8 (18 x 1 "
+        "GPU, at the same cost per hour as uniform bf16)"]

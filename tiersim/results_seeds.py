@@ -81,7 +81,7 @@ def rejected_lines(check: dict) -> list[str]:
         role = r.get("ranks_before")
         than = "the plan" if role == "plan" else f"uniform {base}"
         gap = r.get("dearer_than_plan_frac" if role == "plan" else "dearer_than_baseline_frac")
-        name = _fleet_name(r, "" if gap is None else f", {_cheaper(gap)}{per} than {than}")
+        name = _fleet_name(r, "" if gap is None else f", {_cheaper(gap, per)} {than}")
         met = r.get("met_seeds") or []
         if not met:
             still.append(name)
@@ -121,14 +121,15 @@ def _fleet_name(r: dict, after: str = "") -> str:
     return f"{r.get('design')} ({sizes}{after})"
 
 
-def _cheaper(gap: float) -> str:
-    """A cost gap (``theirs / other - 1``) in words: ``10.0 % cheaper``, ``2.00 % dearer``,
-    ``the same cost``."""
+def _cheaper(gap: float, per: str = "") -> str:
+    """A cost gap (``theirs / other - 1``; ``per``: " per hour" or "") in words, before the
+    other fleet's name: ``10.0 % cheaper per hour than``, ``2.00 % dearer than``, ``at the
+    same cost per hour as`` (a tie on what is paid, ranked first by the tie's rules)."""
     from tiersim.results import share_text
 
     if gap == 0:
-        return "at the same cost"
-    return f"{share_text(abs(gap))} {'cheaper' if gap < 0 else 'dearer'}"
+        return f"at the same cost{per} as"
+    return f"{share_text(abs(gap))} {'cheaper' if gap < 0 else 'dearer'}{per} than"
 
 
 def _undrawn(check: dict) -> str:
