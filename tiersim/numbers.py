@@ -125,33 +125,78 @@ def not_whole_words(text: str) -> str:
             f"{_decimal(float(text.replace('_', '')))}); write the whole number meant")
 
 
-def misspelt(text: str) -> str | None:
+def misspelt(text: str, key: str | None = None) -> str | None:
     """Why ``text`` is refused where a number is wanted, with the decimal number to write,
     when it reads as a number some other way (``010 has a leading zero, which YAML 1.1
     reads as octal (8); write 10``); None for a number as written and for text that is no
-    number at all."""
+    number at all. ``key``: the name of the scenario key it was written for (its last part,
+    ``time_scale``), which words the refusal of a unit after it (:func:`_with_unit`)."""
     if WHOLE.match(text) or FRACTIONAL.match(text) or NON_FINITE.match(text):
         return None
-    for reading in (_base_sixty, _prefixed, _leading_zero, _underscores, _with_unit):
+    for reading in (_base_sixty, _prefixed, _leading_zero, _underscores):
         why = reading(text)
         if why is not None:
             return why
-    return None
+    return _with_unit(text, key)
 
 
 _UNIT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]{1,5})")
 """A decimal number with a unit word after it: ``50GB``, ``10min``, ``60 ms``."""
 
 
-def _with_unit(text: str) -> str | None:
-    """``50GB``, ``10min``: a number written with its unit, which tiersim never reads (each
-    key's unit is in its name, ``capacity_gb``, ``tpot_p99_s``, or its docs)."""
+FACTOR_KEYS = frozenset({"time_scale", "output_length_multiplier", "head_cost"})
+"""Scenario keys whose number is a factor, with no unit: ``time_scale: 2`` (arrivals twice as
+fast), ``output_length_multiplier``, ``head_cost`` (of one decode step). ``time_scale: 4x``
+was told "has a unit ... a key's unit is in its name", which no name here has."""
+SHARE_KEYS = frozenset({
+    "accuracy_floor", "p_easy", "p_hopeless", "top_accuracy", "fpr", "fnr", "fractions",
+    "thresholds", "floor", "budget_relative", "train_fraction", "gpu_memory_utilization",
+    "watermark", "prefix_cache_fraction", "acceptance", "accuracy", "step_mix",
+    "class_difficulty"})
+"""Scenario keys whose number is a share, a probability or an accuracy from 0 to 1, with no
+unit (78.5 % is 0.785)."""
+COUNT_KEYS = frozenset({
+    "replicas", "gpus_per_replica", "data_parallel", "max_num_seqs", "k", "prefill_replicas",
+    "decode_replicas", "tasks", "max_steps", "text_max_features", "cv_folds", "ece_bins",
+    "size", "distinct", "max_replicas", "max_sweep_points"})
+"""Scenario keys whose number is a count of things (replicas, GPUs, steps...), with no unit."""
+UNIT_KEYS = frozenset({
+    "window", "cost_per_gpu_hour", "budget_usd_per_request", "cost_per_request_usd",
+    "skip_longer_than", "max_model_len", "block_size", "max_num_batched_tokens",
+    "system_prompt_tokens", "max_context_tokens", "input", "output", "task_rate_rps",
+    "tool_s_median", "ttft_p99_s", "tpot_p99_s", "capacity_gb", "read_gb_s", "write_gb_s",
+    "link_gb_s", "latency_us", "lookup_s"})
+"""Scenario keys whose number is in a unit (seconds, GB, tokens, USD...), named in the key
+(``_s``, ``_gb``) or in its docs; every other key's number has no unit."""
+
+
+_UNIT_SUFFIXES = ("_s", "_gb", "_us", "_usd", "_rps", "_tokens")
+"""How a key's name ends where it names the key's unit (a key added later is read so too)."""
+
+
+def _with_unit(text: str, key: str | None = None) -> str | None:
+    """``50GB``, ``10min``, ``4x``: a number written with a unit (or a sign) after it, which
+    tiersim never reads. For ``key`` with a unit (:data:`UNIT_KEYS`; or no key: a flag) that
+    unit is in its name (``capacity_gb``, ``tpot_p99_s``) or its docs; any other key's number
+    has none, and the words say what it is (a factor, a share, a count) and what to write."""
     match = _UNIT.fullmatch(text)
     if match is None or match.group(2) in ("e", "E"):  # 1e: an exponent cut short
         return None
-    return (f"{shown(text)} has a unit, which tiersim does not read; write the number alone "
-            "(a scenario key's unit is in its name: GB for _gb, seconds for _s and for "
-            "trace.window)")
+    if key is None or key in UNIT_KEYS or key.endswith(_UNIT_SUFFIXES):
+        return (f"{shown(text)} has a unit, which tiersim does not read; write the number "
+                "alone (a scenario key's unit is in its name: GB for _gb, seconds for _s and "
+                "for trace.window)")
+    number = match.group(1)
+    times = match.group(2).lower() in ("x", "times")
+    if key in FACTOR_KEYS:
+        what, fix = "a factor", number if times else "the factor alone (2 for twice)"
+    elif key in SHARE_KEYS:
+        what, fix = "a share from 0 to 1", "the share alone (0.5 for half)"
+    elif key in COUNT_KEYS:
+        what, fix = "a count", number
+    else:
+        what, fix = "a number", "the number alone"
+    return f"{shown(text)}: {key} is {what}, with no unit, and tiersim reads none; write {fix}"
 
 
 def _base_sixty(text: str) -> str | None:
@@ -336,7 +381,8 @@ def _decimal(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-__all__ = ["FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
+__all__ = ["COUNT_KEYS", "FACTOR_KEYS", "SHARE_KEYS", "UNIT_KEYS",
+           "FRACTIONAL", "LONGEST_SHOWN", "MAX_INT_BITS", "NON_FINITE", "WHOLE", "NumberError",
            "WrittenNumber", "WrittenWhole", "as_written", "beyond_float_words", "exact_whole",
            "huge", "misspelt", "not_whole_words", "plain_float", "plain_int", "plain_numbers",
            "read_number",

@@ -210,6 +210,10 @@ _TOLD_BEFORE = {kind: frozenset(after) for kind, after in (
     (_MISSPELT, (_MISSPELT, _NEAR_WHOLE)), (_NEAR_WHOLE, (_NEAR_WHOLE,)))}
 """Each kind, and those it is told before: once it is found, none of them is looked for."""
 
+_KEY = "key"
+"""``found[_KEY, kind]``: the name of the field where ``kind`` was found (its place may go on
+into the field's value: ``router.fractions.bf16`` is in ``fractions``)."""
+
 _IN_VALUES = frozenset({_TEXT, _MISSPELT, _NEAR_WHOLE})
 """The kinds found in a field's value (a list item, a mapping value), not by its type alone."""
 
@@ -228,9 +232,9 @@ def _first_problem(data: Any, root: yaml.Node | None,
     if kind == _BOOLEAN:
         return _boolean_words(*where, root)
     if kind == _TEXT:
-        return where, _text_for_number(data, where, root)
+        return where, _text_for_number(data, where, root, found[_KEY, kind])
     if kind == _MISSPELT:
-        return where, misspelt(_value_at(data, where).strip())
+        return where, misspelt(_value_at(data, where).strip(), found[_KEY, kind])
     return where, not_whole_words(_value_at(data, where).text)
 
 
@@ -265,14 +269,16 @@ def _boolean_words(where: Loc, annotation: Any, sub: Loc,
             + reading)
 
 
-def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None) -> str:
+def _text_for_number(data: Any, loc: Loc, root: yaml.Node | None = None,
+                     key: str | None = None) -> str:
     """Why the text at ``loc`` in the raw ``data`` is refused, with the fix when it reads as a
-    number (quotes, or a ``!!str`` tag, around one)."""
+    number (quotes, or a ``!!str`` tag, around one); ``key``: the name of the field it is in
+    (:func:`tiersim.numbers.misspelt`)."""
     text = _value_at(data, loc)
     try:
         fix = f"; write it {without_quotes(root, loc)}" if math.isfinite(read_number(text)) else ""
     except NumberError:
-        why = misspelt(text.strip())
+        why = misspelt(text.strip(), key)
         fix = f"; {why}" if why is not None else ""
     return f"must be a number, not a string ({text[:40]!r}){fix}"
 
@@ -352,10 +358,10 @@ def _numbers_in(annotation: Any, value: Any, at: Loc, sub: Loc, root: yaml.Node 
     if isinstance(value, str):
         if facts.number_only:
             if _TEXT in pending and _is_quoted(root, at + sub):
-                found[_TEXT] = at + sub
+                found[_TEXT], found[_KEY, _TEXT] = at + sub, at[-1]
                 pending -= _TOLD_BEFORE[_TEXT]
             if _MISSPELT in pending and misspelt(value.strip()) is not None:
-                found[_MISSPELT] = at + sub
+                found[_MISSPELT], found[_KEY, _MISSPELT] = at + sub, at[-1]
                 pending -= _TOLD_BEFORE[_MISSPELT]
         return
     if isinstance(value, NearWhole):

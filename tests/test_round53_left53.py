@@ -1,0 +1,63 @@
+"""Round 53, items left by the new-user and router-quality helpers (left53): each with the
+exact text the user sees."""
+
+from __future__ import annotations
+
+from test_hostile_inputs import one_error_line, run_cli, tiny_with
+
+from tiersim import numbers, scenario
+from tiersim.scenario_models import Scenario
+
+
+def test_a_unitless_key_written_with_a_unit_is_told_it_has_none(tmp_path, capsys):
+    # `time_scale: 4x` read "has a unit, which tiersim does not read; write the number alone (a
+    # scenario key's unit is in its name: GB for _gb, seconds for _s and for trace.window)":
+    # time_scale has no unit (a factor), and no name says otherwise. A key with no unit now
+    # says what its number is, and what to write.
+    cases = (
+        (("  window: [240, 360]", "  window: [240, 360]\n  time_scale: 4x"),
+         "line 12: trace.time_scale: 4x: time_scale is a factor, with no unit, and tiersim "
+         "reads none; write 4"),
+        (("    replicas: 1\n", "    replicas: 2 gpus\n"),
+         "line 16: tiers[0].replicas: 2 gpus: replicas is a count, with no unit, and tiersim "
+         "reads none; write 2"),
+        (("  fractions: [0.5, 0.5]", "  fractions: {w4a16: 50pc, bf16: 0.5}"),
+         "line 25: router.fractions.w4a16: 50pc: fractions is a share from 0 to 1, with no "
+         "unit, and tiersim reads none; write the share alone (0.5 for half)"),
+        (("seed: 0", "seed: '2x'"),
+         "line 4: seed: must be a number, not a string ('2x'); 2x: seed is a number, with no "
+         "unit, and tiersim reads none; write the number alone"),
+        # a key with a unit keeps its words (test_round51_fresh_b)
+        (("tpot_p99_s: 0.1", "tpot_p99_s: 100 ms"),
+         "line 29: slo.tpot_p99_s: 100 ms has a unit, which tiersim does not read; write the "
+         "number alone (a scenario key's unit is in its name: GB for _gb, seconds for _s and "
+         "for trace.window)"),
+    )
+    for edit, said in cases:
+        path = tmp_path / "s.yaml"
+        path.write_text(tiny_with(edit))
+        line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+        assert line == f"Error: {path}: {said}"
+
+
+def test_every_number_key_is_known_to_have_a_unit_or_none():
+    # The words above come from the key's name: a number key added later must be placed, or a
+    # unit key (one not ending in _s, _gb...) would be told it has no unit.
+    plain = {"seed", "beta_a", "beta_b", "curve_width", "hint_auroc", "middle_steps_mean",
+             "token_sigma", "tool_s_sigma", "lambda", "lambda_", "threshold", "signal_noise",
+             "C", "exponent", "tier", "from_tier", "to_tier", "step_tiers", "gpus_per_replica"}
+    known = (numbers.UNIT_KEYS | numbers.FACTOR_KEYS | numbers.SHARE_KEYS | numbers.COUNT_KEYS
+             | plain)
+    seen, keys = set(), set()
+
+    def walk(model):
+        for key, (_, wants_number, held) in scenario._fields_of(model).items():
+            if wants_number:
+                keys.add(key)
+            if held is not None and held not in seen:
+                seen.add(held)
+                walk(held)
+
+    walk(Scenario)
+    assert keys - known == set()
+    assert not numbers.UNIT_KEYS & (numbers.FACTOR_KEYS | numbers.SHARE_KEYS | numbers.COUNT_KEYS)
