@@ -61,3 +61,36 @@ def test_every_number_key_is_known_to_have_a_unit_or_none():
     walk(Scenario)
     assert keys - known == set()
     assert not numbers.UNIT_KEYS & (numbers.FACTOR_KEYS | numbers.SHARE_KEYS | numbers.COUNT_KEYS)
+
+
+def test_a_sweep_prints_each_points_verdicts(tmp_path, capsys, monkeypatch):
+    # `tiersim sweep` printed where its files went and none of its points' verdicts, which the
+    # report's Points table gives (point_verdicts): a sweep whose every point missed its floor
+    # read as a set of plans until report.html was opened. Each point's line is now printed
+    # (figures modelled: tiny, seeds 1-3, --no-baselines), at most POINTS_SHOWN of them, and a
+    # huge sweep says where the rest are.
+    import tiersim.sweep.verdicts as verdicts
+
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(extra="accuracy_floor: 0.5\nsweep:\n  seed: [1, 2, 3]\n"))
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "sweep", path, "--out", out, "--no-baselines", "--no-report",
+                        "--workers", "1")
+    assert code == 0, err
+    lines = err.splitlines()
+    start = lines.index("each point's verdicts (as the report's Points table gives them):")
+    assert lines[start + 1:] == [
+        "  seed 1: router FPR as counts: 2 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
+        "yes; saved vs uniform: costs 29.6 % more (estimate) vs bf16",
+        "  seed 2: router FPR as counts: 1 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
+        "yes; saved vs uniform: costs 4.99 % more (estimate) vs bf16",
+        "  seed 3: router FPR as counts: 3 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
+        "yes; saved vs uniform: costs 1.06 % more (estimate) vs bf16",
+        f"sweep: 3 points (3 run, 0 already done, 0 failed) -> {out / 'sweep.parquet'}"]
+    monkeypatch.setattr(verdicts, "POINTS_SHOWN", 2)
+    assert verdicts.verdict_lines(out, ["seed"], report=True)[3:] == [
+        f"  ... first 2 of 3 points shown; every point's figures are in {out}/sweep.parquet, "
+        "and report.html's Points table shows the first 200"]
+    assert verdicts.verdict_lines(out, ["seed"], report=False)[-1].endswith(
+        f"in {out}/sweep.parquet")
+

@@ -106,7 +106,10 @@ def test_sweep_whose_report_cannot_be_written_fails_in_one_line(tiny, tmp_path, 
     out = tmp_path / "sweep"
     assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
                  "--no-baselines"]) == 1
-    assert capsys.readouterr().err.splitlines() == [
+    assert capsys.readouterr().err.splitlines() == [  # the points' verdicts first (2026-12-07)
+        "each point's verdicts (as the report's Points table gives them):",
+        "  seed 0: router FPR as counts: 2 of 5; meets SLOs: yes; saved vs uniform: 0.383 % "
+        "(estimate) vs bf16",
         f"sweep: 1 point (1 run, 0 already done, 0 failed) -> {out / 'sweep.parquet'}",
         f"Error: {out / 'report.html'}: cannot write the report (No space left on device); "
         "free some space or choose another folder"]

@@ -661,7 +661,11 @@ SWEEP_FRACTIONS = ("slo_attainment", "router.silent_failure_rate", *SWEEP_ROUTER
 """The sweep's columns that are fractions, shown as :func:`to_figures` shows one."""
 
 
-def sweep_headline(data: ReportData, limit: int = 200) -> str:
+POINTS_IN_REPORT = 200
+"""The most points the report's Points table shows."""
+
+
+def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
     """Sweep overview and a table of its points (first ``limit``)."""
     sweep = data.sweep
     ok = int((sweep["status"] == "ok").sum()) if "status" in sweep else len(sweep)
@@ -695,6 +699,14 @@ def sweep_headline(data: ReportData, limit: int = 200) -> str:
         if len(sweep) > limit else ""
     return ("<h2>Sweep</h2>" + table(["item", "value"], rows)
             + "<h3>Points</h3>" + points + more + _sweep_notes(sweep))
+
+
+VERDICT_COLUMNS = ("router.fpr", "router.fpr_among", "savings.routed_slo_met",
+                   "savings.routed_floor_met", "accuracy_floor", "savings.vs_uniform_frac",
+                   "savings.vs_uniform_usd", "savings.baseline_uniform_tier", "savings.method",
+                   "savings.cost_model", "savings.saving_basis")
+"""The sweep table's columns :func:`point_verdicts` reads (``tiersim sweep`` reads these
+alone from ``sweep.parquet`` to print them: :mod:`tiersim.sweep.verdicts`)."""
 
 
 def point_verdicts(sweep: pd.DataFrame) -> dict[str, list[str]]:

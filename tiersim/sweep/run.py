@@ -124,6 +124,7 @@ from tiersim.sweep.store import (
 )
 from tiersim.sweep.table_checks import _check_one_version, _refuse_lost_points
 from tiersim.sweep.unread import check_router_keys, check_session_keys, check_unread_axes
+from tiersim.sweep.verdicts import verdict_lines
 
 __all__ = [  # what this module holds, and what it holds for those who import it from here
     "MAX_NUMBER_TEXTS", "MAX_WORKERS", "RUNNER_WORDS", "SWEEP_FILES", "TRIES_PER_VALUE",
@@ -358,6 +359,8 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     failed_total = int((frame["status"] != "ok").sum()) if "status" in frame else 0
     if failed_total:  # the caller's one error line says it all; the report is still written
         console = Console(stderr=True, quiet=True, markup=False)
+    for line in verdict_lines(out, plan.axes, report):  # as the report's Points table
+        console.print(line)
     points = f"{len(plan.points):,} point{'s' if len(plan.points) != 1 else ''}"
     console.print(f"sweep: {points} ({len(pending):,} run, "
                   f"{len(plan.points) - len(pending):,} already done, {failed:,} failed) -> "

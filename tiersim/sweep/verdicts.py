@@ -1,0 +1,67 @@
+"""What each point of a finished sweep says of itself, on the console: one line per point with
+the verdicts the report's Points table gives it (:func:`tiersim.report.page.point_verdicts`:
+the router's FPR as counts, whether it met its SLOs and accuracy floor, its saving against
+uniform). Before, ``tiersim sweep`` printed none of them, and a sweep whose every point missed
+its floor read as a set of plans until the report was opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from tiersim.arrowfile import arrow_file
+from tiersim.errors import escaped
+from tiersim.sweep.messages import clipped
+
+POINTS_SHOWN = 20
+"""The most points whose verdicts the console prints; the rest are named (sweep.parquet, and
+the report's Points table, which shows the first
+:data:`~tiersim.report.page.POINTS_IN_REPORT`)."""
+
+
+def verdict_lines(out: Path, axes: list[str], report: bool,
+                  shown: int | None = None) -> list[str]:
+    """The console's verdict lines for the sweep in ``out`` (its ``sweep.parquet``, whose
+    ``axes`` name each point): a heading, then one line per point of the first ``shown``
+    (default :data:`POINTS_SHOWN`) in grid order (``seed 2: router FPR as counts: 1 of 4;
+    meets SLOs: yes; ...``), and where there are more, where the rest are (``report``:
+    whether report.html was written). Only those rows, and the columns the verdicts need,
+    are read. No lines where no point has a verdict (a sweep table written before them)."""
+    from tiersim.report.page import POINTS_IN_REPORT, VERDICT_COLUMNS, _axis_cell, point_verdicts
+
+    shown = POINTS_SHOWN if shown is None else shown
+    path = Path(out) / "sweep.parquet"
+    with arrow_file(path) as handle:
+        table = pq.ParquetFile(handle)
+        total = table.metadata.num_rows
+        have = set(table.schema_arrow.names)
+        wanted = [c for c in ("point_id", "status", *axes, *VERDICT_COLUMNS) if c in have]
+        batches, count = [], 0
+        for batch in table.iter_batches(batch_size=shown, columns=wanted):
+            batches.append(batch.to_pandas())
+            count += batch.num_rows
+            if count >= shown:
+                break
+    points = (pd.concat(batches, ignore_index=True) if batches
+              else pd.DataFrame(columns=wanted)).head(shown)
+    verdicts = point_verdicts(points)
+    if not verdicts or points.empty:
+        return []
+    lines = ["each point's verdicts (as the report's Points table gives them):"]
+    rows = points.to_dict("records")
+    for n, row in enumerate(rows):
+        named = [f"{axis} {_axis_cell(row[axis])}" for axis in axes if axis in row]
+        label = clipped(escaped(", ".join(named) or f"point {row.get('point_id', n)}"), 120)
+        if row.get("status", "ok") != "ok":
+            lines.append(f"  {label}: failed (no verdict)")
+            continue
+        said = "; ".join(f"{header}: {cells[n]}" for header, cells in verdicts.items())
+        lines.append(f"  {label}: {said}")
+    if total > len(rows):
+        where = escaped(path) + (f", and report.html's Points table shows the first "
+                                 f"{POINTS_IN_REPORT:,}" if report else "")
+        lines.append(f"  ... first {len(rows):,} of {total:,} points shown; every point's "
+                     f"figures are in {where}")
+    return lines
