@@ -94,3 +94,45 @@ def test_a_sweep_prints_each_points_verdicts(tmp_path, capsys, monkeypatch):
     assert verdicts.verdict_lines(out, ["seed"], report=False)[-1].endswith(
         f"in {out}/sweep.parquet")
 
+
+CASCADE_ON_SHARED_PREFIXES = """name: pc_cascade
+seed: 0
+model: Qwen3-Coder-30B-A3B
+gpu: H200
+trace: {path: mooncake_synthetic.parquet, window: [0, 200]}
+tiers:
+  - {name: fp8, precision: fp8, replicas: 2, cost_per_gpu_hour: 3.5,
+     scheduler: {enable_prefix_caching: true}}
+  - {name: bf16, precision: bf16, replicas: 2, cost_per_gpu_hour: 3.5,
+     scheduler: {enable_prefix_caching: true}}
+router: {policy: cascade, cascade: {threshold: 0.5, signal_noise: 0.3}}
+slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}
+"""
+
+
+def test_an_unbounded_cache_bound_of_0_says_why(tmp_path):
+    # A cascade on Mooncake traffic: the escalation tier (bf16) takes escalated requests only,
+    # which begin with no block an earlier one had, so its bound is 0 (modelled), printed
+    # "unbounded cache 0 %", which read as a bug. The console line and the report's cell now
+    # say why; a bound above 0 (fp8's) says nothing more.
+    import html
+    import warnings
+
+    from tiersim import runner
+    from tiersim.cli.run import prefix_lines
+    from tiersim.report.page import prefix_cache_section
+    from tiersim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(CASCADE_ON_SHARED_PREFIXES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = runner._simulated(load_scenario(str(path)), str(path), False)[0]
+    assert prefix_lines(run) == [
+        "prefix cache fp8: 1.83 % of prompt tokens (gpu 1.83 %); unbounded cache 12.8 %",
+        "prefix cache bf16: 0 % of prompt tokens (gpu 0 %); unbounded cache 0 % (no request on "
+        "the tier shares a prefix block with an earlier one)"]
+    section = html.unescape(prefix_cache_section(run))
+    assert "<td>0 (no request on the tier shares a prefix block with an earlier one)</td>" in (
+        section)
+    assert section.count("no request on the tier") == 1

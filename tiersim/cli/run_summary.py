@@ -278,8 +278,11 @@ def agentic_tables(r: RunResult) -> list:
 
 def prefix_lines(r: RunResult) -> list[str]:
     """Per tier with prefix caching: prompt tokens found cached, per cache level, and the
-    unbounded-cache bound; with offload levels, how many passes loaded their offloaded prefix
+    unbounded-cache bound (why, where it is 0: :func:`~tiersim.report.agentic.bound_words`);
+    with offload levels, how many passes loaded their offloaded prefix
     blocks and how many recomputed them (the load-or-recompute rule)."""
+    from tiersim.report.agentic import bound_words
+
     lines = []
     for t in r.tiers:
         if t.prefix_hit_rate is None:
@@ -287,7 +290,8 @@ def prefix_lines(r: RunResult) -> list[str]:
         levels = ", ".join(f"{name} {fmt(v, ' %', 100)}"
                            for name, v in (t.prefix_hit_by_level or {}).items())
         line = (f"prefix cache {t.name}: {fmt(t.prefix_hit_rate, ' %', 100)} of prompt "
-                f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}")
+                f"tokens ({levels}); unbounded cache {fmt(t.prefix_hit_bound, ' %', 100)}"
+                f"{bound_words(t.prefix_hit_bound)}")
         if t.offload_loads is not None:
             line += (f"; offloaded prefixes {fmt(t.offload_loads)} loaded, "
                      f"{fmt(t.offload_recomputes)} recomputed")

@@ -95,6 +95,17 @@ def prefix_source(run: RunResult) -> str:
             "unbounded cache: counted on the same requests' prefix blocks")
 
 
+NO_SHARED_BLOCK = "no request on the tier shares a prefix block with an earlier one"
+"""Why a tier's unbounded-cache bound is 0 (:func:`bound_words`)."""
+
+
+def bound_words(bound: float | None) -> str:
+    """Why a tier's ``prefix_hit_bound`` is what it is, where that is 0: "" otherwise. A
+    cascade's escalation tier showed "unbounded cache 0 %", which read as a bug though it is
+    true: the requests it took, escalated ones, began with no block an earlier one had."""
+    return f" ({NO_SHARED_BLOCK})" if bound == 0 else ""
+
+
 def _per_request_cost(run: RunResult) -> float | None:
     return run.cost_usd / run.requests if run.cost_usd is not None and run.requests else None
 

@@ -28,6 +28,7 @@ from tiersim.errors import TiersimError, escaped, note_kind, setting_written
 from tiersim.fleet_sizes import sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
+    bound_words,
     cache_rows,
     cache_source,
     prefix_source,
@@ -416,12 +417,15 @@ def quality_rows(r) -> list[list]:
 
 def prefix_cache_section(run: RunResult) -> str:
     """Per tier with prefix caching: the share of prompt tokens found cached, by level, against
-    one unbounded cache, and offloaded prefixes loaded or recomputed (as the console prints
-    them); nothing when no tier caches prefixes."""
+    one unbounded cache (why, where it is 0: :func:`~tiersim.report.agentic.bound_words`), and
+    offloaded prefixes loaded or recomputed (as the console prints them); nothing when no tier
+    caches prefixes."""
     rows = [[t.name, t.prefix_hit_rate,
              ", ".join(f"{level} {fmt(percent(v))}"
                        for level, v in (t.prefix_hit_by_level or {}).items())
-             or None, t.prefix_hit_bound, t.offload_loads, t.offload_recomputes,
+             or None, (f"{fmt(t.prefix_hit_bound)}{bound_words(t.prefix_hit_bound)}"
+                       if bound_words(t.prefix_hit_bound) else t.prefix_hit_bound),
+             t.offload_loads, t.offload_recomputes,
              t.prefix_recompute_rate]
             for t in run.tiers if t.prefix_hit_rate is not None]
     if not rows:
