@@ -150,16 +150,26 @@ def test_a_classifier_run_gives_its_auroc_beside_the_one_asked(tmp_path, capsys)
                  "positives": 95, "auroc": 0.7533902323,
                  "auroc_ci95": [0.6911272429, 0.8156532218], "no_auroc": None,
                  "auroc_asked": 0.8, "asked_from": "workload.difficulty.hint_auroc",
-                 "fpr_asked": 0.05, "fnr_asked": 0.1}
+                 "fpr_asked": 0.05, "fnr_asked": 0.1,
+                 # and for what a routing error costs, the cheapest tier answering wrong
+                 # against the drawn correctness (left53, 2026-12-07)
+                 "wrong_target": "the cheapest tier w4a16 answering wrong",
+                 "wrong_positives": 71, "auroc_wrong": 0.7137295317,
+                 "auroc_wrong_ci95": [0.6407202298, 0.7867388335]}
     assert _line(out) == (
         "router quality on the replayed trace: AUROC 0.753 (95% CI 0.691 - 0.816) for hard or "
         "hopeless, against the drawn difficulty of 317 requests (95 of them), asked 0.8 "
-        "(workload.difficulty.hint_auroc; within the 95% CI); FPR / FNR 100 % / 11.5 % "
+        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.714 (95% CI 0.641 - 0.787) "
+        "for the cheapest tier w4a16 answering wrong (71 of them), against the drawn "
+        "correctness; FPR / FNR 100 % / 11.5 % "
         "realised (scored on prior), asked 5 % / 10 % injected (router.confusion, on top of "
         "the policy's own errors)")
     assert ("<td>classifier AUROC on the replayed trace</td><td>0.753 (95% CI 0.691 - 0.816)"
             "</td><td>hard or hopeless, against the drawn difficulty of 317 requests (95 of "
             "them)</td>") in page
+    assert ("<td>classifier AUROC for the cheapest tier w4a16 answering wrong</td><td>0.714 "
+            "(95% CI 0.641 - 0.787)</td><td>against the drawn correctness of 317 requests (71 "
+            "of them): what a routing error costs</td>") in page
     assert ("<td>AUROC asked</td><td>0.8 (workload.difficulty.hint_auroc; within the 95% CI)"
             "</td>") in page
     assert ("<td>FPR / FNR asked</td><td>5 % / 10 % injected (router.confusion, on top of "
@@ -167,6 +177,7 @@ def test_a_classifier_run_gives_its_auroc_beside_the_one_asked(tmp_path, capsys)
     back = RunResult.from_json((tmp_path / "r" / "summary.json").read_text())
     assert back.router.quality.auroc == q["auroc"]
     assert back.router.quality.auroc_ci95 == tuple(q["auroc_ci95"])
+    assert back.router.quality.auroc_wrong_ci95 == tuple(q["auroc_wrong_ci95"])
 
 
 def _labelled(right: np.ndarray) -> pd.DataFrame:

@@ -136,3 +136,41 @@ def test_an_unbounded_cache_bound_of_0_says_why(tmp_path):
     assert "<td>0 (no request on the tier shares a prefix block with an earlier one)</td>" in (
         section)
     assert section.count("no request on the tier") == 1
+
+
+def test_drawn_difficulty_also_gives_the_auroc_for_the_cheapest_tier_wrong():
+    # router.quality gave the classifier's AUROC for "hard or hopeless" only, on drawn
+    # difficulty: what hint_auroc is stated for, not what a routing error costs (the cheapest
+    # tier answering wrong; on the default job 0.663 against 0.721, modelled). It is now given
+    # beside it, against the drawn correctness; on a continuous difficulty (no classes) too.
+    import numpy as np
+    import pandas as pd
+
+    from tiersim.routing.quality import realised_quality
+
+    wrong = np.array([1, 1, 0, 0, 0, 1, 0, 0], dtype=bool)
+    score = np.array([0.9, 0.4, 0.5, 0.1, 0.2, 0.8, 0.3, 0.6])
+    df = pd.DataFrame({"difficulty_class": ["hard", "easy", "hard", "easy", "easy", "hopeless",
+                                            "easy", "easy"],
+                       "correct_fp8": (~wrong).astype(float), "correct_bf16": 1.0})
+    q = realised_quality(df, score, "fp8", "threshold", False, None, 0.72)
+    # 14 of the 15 (hard or hopeless, easy) pairs ordered right; 13 of the 15 (wrong, right)
+    assert (q.auroc, q.auroc_wrong, q.wrong_positives) == (14 / 15, 13 / 15, 3)
+    assert q.wrong_text() == ("0.867 (95% CI 0.564 - 1.000) for the cheapest tier fp8 "
+                              "answering wrong (3 of them)")
+    assert q.line("1 % / 2 %", "prior") == (
+        "router quality on the replayed trace: AUROC 0.933 (95% CI 0.713 - 1.000) for hard or "
+        "hopeless, against the drawn difficulty of 8 requests (3 of them), asked 0.72 "
+        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.867 (95% CI 0.564 - 1.000) "
+        "for the cheapest tier fp8 answering wrong (3 of them), against the drawn correctness; "
+        "FPR / FNR 1 % / 2 % realised (scored on prior), asked none (no router.confusion)")
+    continuous = realised_quality(df.drop(columns="difficulty_class"), score, "fp8",
+                                  "threshold", False, None, None)
+    assert continuous.auroc is None and continuous.auroc_wrong == 13 / 15
+    # on trace labels the AUROC is already of the cheapest tier wrong: no second figure
+    labelled = realised_quality(df, score, "fp8", "threshold", True, None, None)
+    assert labelled.auroc == 13 / 15 and labelled.auroc_wrong is None
+    assert "against the drawn correctness" not in labelled.line("1 % / 2 %", "labels")
+    right = realised_quality(df.assign(correct_fp8=1.0), score, "fp8", "threshold", False,
+                             None, None)
+    assert right.auroc_wrong is None and right.wrong_text() is None

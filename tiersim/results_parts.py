@@ -211,6 +211,13 @@ class RouterQuality:
     the key, ``workload.difficulty.hint_auroc``), None where it states none. ``fpr_asked`` /
     ``fnr_asked``: ``router.confusion``'s injected rates, None where it sets none; the
     realised rates (the router's ``fpr`` / ``fnr``) are the policy's own errors plus those.
+    On drawn difficulty, ``auroc_wrong`` is the same score's AUROC for ``wrong_target`` (the
+    cheapest tier answering wrong) against the drawn correctness, with its interval
+    (``auroc_wrong_ci95``) and how many requests are in it (``wrong_positives``): what a
+    routing error costs, where "hard or hopeless" is what ``hint_auroc`` is stated for (on the
+    default job 0.66 against 0.72, modelled). None on trace labels (``auroc`` is that AUROC),
+    and where the router has no classifier, no request reached it, or the cheapest tier
+    answers every request right or every one wrong.
     """
 
     truth: str
@@ -224,6 +231,10 @@ class RouterQuality:
     asked_from: str | None = None
     fpr_asked: float | None = None
     fnr_asked: float | None = None
+    wrong_target: str | None = None
+    wrong_positives: int | None = None
+    auroc_wrong: float | None = None
+    auroc_wrong_ci95: tuple[float, float] | None = None
 
     def auroc_text(self) -> str:
         """The AUROC at three decimals with its 95% interval, or "none (<why>)"."""
@@ -238,6 +249,24 @@ class RouterQuality:
         difficulty of 8,819 requests (2,631 of them)"."""
         of = "" if self.positives is None else f" ({self.positives:,} of them)"
         return f"{self.target}, against the {self.truth} of {self.requests:,} requests{of}"
+
+    def wrong_text(self) -> str | None:
+        """The AUROC for the cheapest tier answering wrong against the drawn correctness, with
+        its interval and how many requests answer wrong: "0.661 (95% CI 0.648 - 0.674) for
+        the cheapest tier fp8 answering wrong (1,830 of them)"; None where there is none."""
+        if self.auroc_wrong is None:
+            return None
+        of = "" if self.wrong_positives is None else f" ({self.wrong_positives:,} of them)"
+        return f"{self.wrong_auroc_text()} for {self.wrong_target}{of}"
+
+    def wrong_auroc_text(self) -> str | None:
+        """``auroc_wrong`` at three decimals with its 95% interval; None where there is
+        none."""
+        if self.auroc_wrong is None:
+            return None
+        ci = "" if self.auroc_wrong_ci95 is None else (
+            f" (95% CI {self.auroc_wrong_ci95[0]:.3f} - {self.auroc_wrong_ci95[1]:.3f})")
+        return f"{self.auroc_wrong:.3f}{ci}"
 
     def asked_text(self) -> str:
         """The AUROC asked and where it is stated, or why there is none to compare with."""
@@ -268,10 +297,13 @@ class RouterQuality:
                 "(router.confusion, on top of the policy's own errors)")
 
     def line(self, rates: str, routing_source: str) -> str:
-        """The console's line: the AUROC realised against the AUROC asked, the realised
+        """The console's line: the AUROC realised against the AUROC asked (and on drawn
+        difficulty, the AUROC for the cheapest tier answering wrong), the realised
         ``rates`` (FPR / FNR as printed, scored on ``routing_source``) against those asked."""
+        wrong = self.wrong_text()
+        also = "" if wrong is None else f", and {wrong}, against the drawn correctness"
         return (f"router quality on the replayed trace: AUROC {self.auroc_text()} for "
-                f"{self.scored_words()}, asked {self.asked_text()}; FPR / FNR {rates} "
+                f"{self.scored_words()}, asked {self.asked_text()}{also}; FPR / FNR {rates} "
                 f"realised (scored on {routing_source}), asked {self.confusion_text()}")
 
     def to_json(self) -> dict[str, Any]:

@@ -404,12 +404,18 @@ def run_headline(run: RunResult) -> str:
 
 def quality_rows(r) -> list[list]:
     """The router table's rows of its realised AUROC on the replayed trace and what the
-    scenario asked (:class:`tiersim.results.RouterQuality`, the console's line); none for a
-    summary written before it was kept."""
+    scenario asked (:class:`tiersim.results.RouterQuality`, the console's line), on drawn
+    difficulty also its AUROC for the cheapest tier answering wrong; none for a summary
+    written before it was kept."""
     q = r.quality
     if q is None:
         return []
+    wrong = [] if q.auroc_wrong is None else [[
+        f"classifier AUROC for {q.wrong_target}", q.wrong_auroc_text(),
+        f"against the drawn correctness of {q.requests:,} requests ({q.wrong_positives:,} "
+        "of them): what a routing error costs"]]
     return [["classifier AUROC on the replayed trace", q.auroc_text(), q.scored_words()],
+            *wrong,
             ["AUROC asked", q.asked_text(), "scenario"],
             ["FPR / FNR asked", q.confusion_text(),
              "scenario; the realised FPR / FNR above include the policy's own errors"]]

@@ -15,7 +15,11 @@ interval (:func:`auroc_interval`), against:
 - the trace's labels where it has them (``correct_<tier>``): positive where the cheapest tier
   answers wrong, the classifier's own target (a scenario states no AUROC for it);
 - else the drawn difficulty class: positive where a request is hard or hopeless (not easy),
-  the target ``hint_auroc`` is stated for, which is then the AUROC asked.
+  the target ``hint_auroc`` is stated for, which is then the AUROC asked; and, as a second
+  figure, the drawn correctness: positive where the cheapest tier answers wrong, what a
+  routing error costs (``auroc_wrong``; on the default job about 0.66 against 0.72 for "not
+  easy", modelled: an easy request the cheapest tier gets wrong, or a hard one it gets right,
+  is noise to a classifier of difficulty).
 
 No AUROC is given, with the reason in words (never NaN), where the router has no classifier,
 no request reached it, the difficulty is continuous (no classes: ``kind: continuous`` or the
@@ -97,6 +101,7 @@ def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
     if score is None:
         return RouterQuality(**base, no_auroc=f"the {policy} router has no classifier to "
                                               "score requests")
+    base.update(_wrong_on_drawn(df, score, cheapest) if not labelled else {})
     if positive is None:
         return RouterQuality(**base, no_auroc="the difficulty is continuous (kind continuous, "
                                               "or the trace's own difficulty column): no easy "
@@ -106,6 +111,24 @@ def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
         one = _one_class(truth, cheapest, count, n)
         return RouterQuality(**base, no_auroc=f"{one}: one class only, and an AUROC needs both")
     return RouterQuality(**base, auroc=value, auroc_ci95=auroc_interval(value, count, n - count))
+
+
+def _wrong_on_drawn(df: pd.DataFrame, score: np.ndarray, cheapest: str) -> dict:
+    """On drawn difficulty, ``score``'s AUROC for the cheapest tier answering wrong against
+    its drawn correctness (``correct_<cheapest>``), with its interval and count, as
+    :class:`RouterQuality`'s ``auroc_wrong`` fields; empty where the table has no such column
+    or the cheapest tier answers every request alike."""
+    column = df.get(correct_column(cheapest))
+    if column is None:
+        return {}
+    wrong = column.to_numpy(np.float64) < 0.5
+    value = auroc(score, wrong)
+    if value is None:
+        return {}
+    count = int(wrong.sum())
+    return {"wrong_target": f"the cheapest tier {cheapest} answering wrong",
+            "wrong_positives": count, "auroc_wrong": value,
+            "auroc_wrong_ci95": auroc_interval(value, count, len(wrong) - count)}
 
 
 def _one_class(truth: str, cheapest: str, count: int, n: int) -> str:
