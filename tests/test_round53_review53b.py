@@ -1,0 +1,40 @@
+"""Round 53, review53b: an independent review of the round's changes.
+
+Each test here failed before the fix committed after it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from tiersim.routing.quality import realised_quality
+
+
+def _coverage(positives: int, negatives: int, d: float, samples: int, seed: int) -> float:
+    """How often the interval ``router.quality`` gives holds the true AUROC, Phi(d / sqrt 2),
+    of two unit Gaussian score classes ``d`` apart (trace labels: positive where the cheapest
+    tier answers wrong)."""
+    rng = np.random.default_rng(seed)
+    true, held = norm.cdf(d / math.sqrt(2.0)), 0
+    wrong = np.r_[np.ones(positives, bool), np.zeros(negatives, bool)]
+    df = pd.DataFrame({"correct_fp8": (~wrong).astype(np.float32)})
+    for _ in range(samples):
+        score = d * wrong + rng.standard_normal(len(wrong))
+        q = realised_quality(df, score, "fp8", "floor", True, None, None)
+        lo, hi = q.auroc_ci95
+        held += lo <= true <= hi
+    return held / samples
+
+
+def test_the_auroc_interval_holds_where_most_requests_are_positive():
+    """Hanley and McNeil's standard error assumes exponential score classes, and is not
+    symmetric in the two classes: where most requests are positive (a weak cheapest tier, or
+    ``p_easy`` low) it is too narrow, and held the true AUROC in 85-89 % of 400 samples of
+    900 positive, 100 negative (d = 1.5), while with the classes swapped it held it in 98 %.
+    DeLong's (nonparametric) variance holds it about 95 % of the time either way."""
+    assert _coverage(900, 100, 1.5, 300, 5) >= 0.925
+    assert _coverage(100, 900, 1.5, 300, 6) <= 0.975
