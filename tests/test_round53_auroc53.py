@@ -52,14 +52,16 @@ def test_two_gaussians_give_phi_of_d_over_root_two(d):
 
 
 def test_the_interval_holds_the_two_gaussian_auroc():
-    """Hanley and McNeil's interval holds Phi(d / sqrt 2) about 95 % of the time: 200
-    samples of 300 requests, 30 % positive, d = 1."""
+    """The AUROC's interval holds Phi(d / sqrt 2) about 95 % of the time: 200 samples of 300
+    requests, 30 % positive, d = 1 (DeLong's variance since review53b, Hanley and McNeil's
+    before: tests/test_round53_review53b.py)."""
     rng = np.random.default_rng(11)
     true, held = norm.cdf(1.0 / math.sqrt(2.0)), 0
     for _ in range(200):
         positive = rng.random(300) < 0.3
-        value = auroc(positive + rng.standard_normal(300), positive)
-        lo, hi = auroc_interval(value, int(positive.sum()), int((~positive).sum()))
+        score = positive + rng.standard_normal(300)
+        value = auroc(score, positive)
+        lo, hi = auroc_interval(score, positive, value)
         held += lo <= true <= hi
     assert 0.91 <= held / 200 <= 0.99
 
@@ -140,7 +142,8 @@ def test_a_classifier_run_gives_its_auroc_beside_the_one_asked(tmp_path, capsys)
     the console line, summary.json and the report give the realised AUROC (0.753, modelled,
     over the 317 requests, 95 of them hard or hopeless) with its interval, the 0.8 asked
     (within it: 317 requests cannot tell 0.75 from 0.8), the realised FPR / FNR and the
-    injected rates asked."""
+    injected rates asked. The intervals are DeLong's since review53b (0.691 - 0.816 and
+    0.641 - 0.787 by Hanley and McNeil's before)."""
     out, summary, page = _run(
         tmp_path, capsys, workload={"difficulty": {"kind": "three_type", "hint_auroc": 0.8}},
         router={"policy": "threshold", "thresholds": 0.7,
@@ -148,27 +151,27 @@ def test_a_classifier_run_gives_its_auroc_beside_the_one_asked(tmp_path, capsys)
     q = summary["router"]["quality"]
     assert q == {"truth": "drawn difficulty", "requests": 317, "target": "hard or hopeless",
                  "positives": 95, "auroc": 0.7533902323,
-                 "auroc_ci95": [0.6911272429, 0.8156532218], "no_auroc": None,
+                 "auroc_ci95": [0.6957790432, 0.8110014215], "no_auroc": None,
                  "auroc_asked": 0.8, "asked_from": "workload.difficulty.hint_auroc",
                  "fpr_asked": 0.05, "fnr_asked": 0.1,
                  # and for what a routing error costs, the cheapest tier answering wrong
                  # against the drawn correctness (left53, 2026-12-07)
                  "wrong_target": "the cheapest tier w4a16 answering wrong",
                  "wrong_positives": 71, "auroc_wrong": 0.7137295317,
-                 "auroc_wrong_ci95": [0.6407202298, 0.7867388335]}
+                 "auroc_wrong_ci95": [0.6465059452, 0.7809531181]}
     assert _line(out) == (
-        "router quality on the replayed trace: AUROC 0.753 (95% CI 0.691 - 0.816) for hard or "
+        "router quality on the replayed trace: AUROC 0.753 (95% CI 0.696 - 0.811) for hard or "
         "hopeless, against the drawn difficulty of 317 requests (95 of them), asked 0.8 "
-        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.714 (95% CI 0.641 - 0.787) "
+        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.714 (95% CI 0.647 - 0.781) "
         "for the cheapest tier w4a16 answering wrong (71 of them), against the drawn "
         "correctness; FPR / FNR 100 % / 11.5 % "
         "realised (scored on prior), asked 5 % / 10 % injected (router.confusion, on top of "
         "the policy's own errors)")
-    assert ("<td>classifier AUROC on the replayed trace</td><td>0.753 (95% CI 0.691 - 0.816)"
+    assert ("<td>classifier AUROC on the replayed trace</td><td>0.753 (95% CI 0.696 - 0.811)"
             "</td><td>hard or hopeless, against the drawn difficulty of 317 requests (95 of "
             "them)</td>") in page
     assert ("<td>classifier AUROC for the cheapest tier w4a16 answering wrong</td><td>0.714 "
-            "(95% CI 0.641 - 0.787)</td><td>against the drawn correctness of 317 requests (71 "
+            "(95% CI 0.647 - 0.781)</td><td>against the drawn correctness of 317 requests (71 "
             "of them): what a routing error costs</td>") in page
     assert ("<td>AUROC asked</td><td>0.8 (workload.difficulty.hint_auroc; within the 95% CI)"
             "</td>") in page

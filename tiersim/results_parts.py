@@ -206,7 +206,7 @@ class RouterQuality:
     requests are in it (None where nothing was scored); ``auroc``: scikit-learn's
     ``roc_auc_score`` of the router's classifier score, None with the reason in ``no_auroc``
     (no classifier, no request, continuous difficulty, one class); ``auroc_ci95``: its 95%
-    interval (Hanley and McNeil's, :func:`tiersim.routing.quality.auroc_interval`).
+    interval (DeLong's, :func:`tiersim.routing.quality.auroc_interval`).
     ``auroc_asked``: the AUROC the scenario states for the same target (``asked_from`` names
     the key, ``workload.difficulty.hint_auroc``), None where it states none. ``fpr_asked`` /
     ``fnr_asked``: ``router.confusion``'s injected rates, None where it sets none; the
@@ -252,7 +252,7 @@ class RouterQuality:
 
     def wrong_text(self) -> str | None:
         """The AUROC for the cheapest tier answering wrong against the drawn correctness, with
-        its interval and how many requests answer wrong: "0.661 (95% CI 0.648 - 0.674) for
+        its interval and how many requests answer wrong: "0.663 (95% CI 0.649 - 0.676) for
         the cheapest tier fp8 answering wrong (1,830 of them)"; None where there is none."""
         if self.auroc_wrong is None:
             return None

@@ -56,17 +56,33 @@ def auroc(score: np.ndarray, positive: np.ndarray) -> float | None:
     return float(roc_auc_score(positive, np.asarray(score, dtype=np.float64)))
 
 
-def auroc_interval(value: float, positives: int, negatives: int) -> tuple[float, float]:
-    """The AUROC's 95% interval by Hanley and McNeil's standard error (1982, "The meaning and
-    use of the area under a ROC curve", eq. 2): Q1 = A / (2 - A), Q2 = 2 A^2 / (1 + A),
-    SE^2 = (A (1 - A) + (n1 - 1)(Q1 - A^2) + (n0 - 1)(Q2 - A^2)) / (n1 n0), the interval
-    A +- 1.96 SE within [0, 1]. On two Gaussian score classes it held the true AUROC in 95-99 %
-    of 400 samples at each of four shapes, 100 to 2,000 requests, 10-30 % positive
-    (2026-12-07; ``tests/test_round53_auroc53.py`` checks 200 samples of 300); at an AUROC of
-    0 or 1 it is zero-wide."""
-    a, n1, n0 = float(value), float(positives), float(negatives)
-    q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
-    var = (a * (1.0 - a) + (n1 - 1.0) * (q1 - a * a) + (n0 - 1.0) * (q2 - a * a)) / (n1 * n0)
+def auroc_interval(score: np.ndarray, positive: np.ndarray,
+                   value: float | None = None) -> tuple[float, float]:
+    """The 95% interval of ``score``'s AUROC for the 0/1 (or bool) ``positive`` (both classes
+    present), by DeLong, DeLong and Clarke-Pearson's variance (1988, "Comparing the areas under
+    two or more correlated receiver operating characteristic curves", the structural
+    components): each positive's share of the negatives scored below it (a tie counts half),
+    V10, and each negative's share of the positives scored above it, V01; SE^2 = var(V10) / n1
+    + var(V01) / n0 (sample variances), the interval ``value`` (default: the mean of V10, the
+    AUROC) +- 1.96 SE within [0, 1]. It assumes nothing of the scores' shape and treats the
+    two classes alike. On two Gaussian score classes 1.5 apart it held the true AUROC in 95.3 %
+    of 400 samples of 900 positive and 100 negative and 94.3 % of the reverse, where Hanley
+    and McNeil's standard error (1982), used before, held it in 86.8 % and 98.5 % (it assumes
+    exponential score classes; 2026-12-07, ``tests/test_round53_review53b.py``). Zero-wide
+    where every positive-negative pair is ordered alike (an AUROC of 0 or 1) or every score
+    ties."""
+    from scipy.stats import rankdata  # lazy, as scikit-learn is
+
+    score = np.asarray(score, dtype=np.float64)
+    positive = np.asarray(positive, dtype=bool)
+    pos, neg = score[positive], score[~positive]
+    n1, n0 = len(pos), len(neg)
+    ranks = rankdata(score)  # midranks: a tie counts half
+    v10 = (ranks[positive] - rankdata(pos)) / n0  # negatives below each positive, as a share
+    v01 = 1.0 - (ranks[~positive] - rankdata(neg)) / n1  # positives above each negative
+    a = float(v10.mean()) if value is None else float(value)
+    var = ((float(v10.var(ddof=1)) if n1 > 1 else 0.0) / n1
+           + (float(v01.var(ddof=1)) if n0 > 1 else 0.0) / n0)
     half = Z_975 * math.sqrt(max(var, 0.0))
     return (max(a - half, 0.0), min(a + half, 1.0))
 
@@ -110,7 +126,7 @@ def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
     if value is None:
         one = _one_class(truth, cheapest, count, n)
         return RouterQuality(**base, no_auroc=f"{one}: one class only, and an AUROC needs both")
-    return RouterQuality(**base, auroc=value, auroc_ci95=auroc_interval(value, count, n - count))
+    return RouterQuality(**base, auroc=value, auroc_ci95=auroc_interval(score, positive, value))
 
 
 def _wrong_on_drawn(df: pd.DataFrame, score: np.ndarray, cheapest: str) -> dict:
@@ -128,7 +144,7 @@ def _wrong_on_drawn(df: pd.DataFrame, score: np.ndarray, cheapest: str) -> dict:
     count = int(wrong.sum())
     return {"wrong_target": f"the cheapest tier {cheapest} answering wrong",
             "wrong_positives": count, "auroc_wrong": value,
-            "auroc_wrong_ci95": auroc_interval(value, count, len(wrong) - count)}
+            "auroc_wrong_ci95": auroc_interval(score, wrong, value)}
 
 
 def _one_class(truth: str, cheapest: str, count: int, n: int) -> str:
