@@ -38,3 +38,49 @@ def test_the_auroc_interval_holds_where_most_requests_are_positive():
     (nonparametric) variance held it in 95.3 % and 94.3 % (2026-12-07)."""
     assert _coverage(900, 100, 1.5, 300, 5) >= 0.925
     assert _coverage(100, 900, 1.5, 300, 6) <= 0.975
+
+
+def test_a_fault_simulating_a_rejected_fleet_is_not_read_as_its_router_refused(monkeypatch):
+    """The seed check's rejected fleets (``seed_check.rejected``) caught TiersimError and
+    ValueError around the whole of ``evaluate`` (routing and simulation) and wrote any of them
+    as ``missed: ["router"]``, "router refused": a fault of the simulation was hidden as a
+    verdict. Only the routing's refusal is that verdict; anything else stops the check, as it
+    stops the plan's own search (:meth:`tiersim.plan.planner.Planner._size`)."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from tiersim.cli import plan_seeds
+    from tiersim.plan import evaluate
+
+    class Scenario:
+        baselines = ()
+
+        def model_copy(self, update):
+            return self
+
+    class Evaluator:
+        def __init__(self, scenario, source, cost_model=None):
+            self.slo = (None, None)
+
+        def score_realised_if_read(self, settings):
+            pass
+
+        def routing(self, design):
+            return None, None, 0.9
+
+        def evaluate(self, design, replicas):
+            raise ValueError("a fault of the simulation")
+
+    monkeypatch.setattr(evaluate, "SimEvaluator", Evaluator)
+    chosen = {"design": "bf16", "tiers": ["bf16"], "replicas": {"bf16": 3},
+              "gpus_per_replica": {"bf16": 1}, "cost_usd": 2.0, "cost_per_hour_usd": 10.0,
+              "accuracy": 0.9}
+    cheap = {"design": "fp8", "tiers": ["fp8"], "replicas": {"fp8": 3},
+             "gpus_per_replica": {"fp8": 1}, "cost_usd": 1.8, "cost_per_hour_usd": 9.0,
+             "accuracy": 0.7, "feasible": False, "margins": {}}
+    result = SimpleNamespace(plan=chosen, runners_up=[], uniform=[cheap],
+                             cost_model="provisioned")
+    c = SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1)
+    with pytest.raises(ValueError, match="a fault of the simulation"):
+        plan_seeds.rejected_check(Scenario(), result, "s.yaml", c, None, {2: (2.0, 10.0)})
