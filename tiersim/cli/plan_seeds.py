@@ -292,14 +292,15 @@ def rejected_check(scenario, result, source: str, c, base: dict | None,
             evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)  # a split chosen as the plan chose it
             evaluator.score_realised_if_read(settings)  # the plan's basis (realised or not)
             for (d, _), record in zip(found, records, strict=True):
-                try:
-                    o = evaluator.evaluate(design_of(d), dict(d["replicas"]))
+                try:  # routed first (kept for evaluate): its refusal alone is the "router"
+                    evaluator.routing(design_of(d))  # verdict, as in Planner._size
                 except (TiersimError, ValueError):  # its router refused at this seed
                     record["per_seed"].append({"seed": seed, "ttft_p99_s": None,
                                                "tpot_p99_s": None, "accuracy": None,
                                                "dropped": None, "missed": ["router"],
                                                "vs_fleet_frac": None})
                     continue
+                o = evaluator.evaluate(design_of(d), dict(d["replicas"]))  # a fault: raised
                 row_missed = [k for k, m in _ordered(margins(o, c)) if not m["met"]]
                 record["per_seed"].append({
                     "seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
