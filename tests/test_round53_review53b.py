@@ -84,3 +84,25 @@ def test_a_fault_simulating_a_rejected_fleet_is_not_read_as_its_router_refused(m
     c = SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1)
     with pytest.raises(ValueError, match="a fault of the simulation"):
         plan_seeds.rejected_check(Scenario(), result, "s.yaml", c, None, {2: (2.0, 10.0)})
+
+
+def test_a_key_of_an_offload_level_written_a_level_too_high_is_told_the_list_item(tmp_path):
+    """A key written a level too high names the block it belongs in (fresh53); where that
+    block is a list of levels (``scheduler.kv_offload``) its fix wrote
+    ``tiers[0].scheduler.kv_offload.capacity_gb``, a mapping, which the file then refuses as
+    no list: the key is an item's, ``kv_offload[0].capacity_gb``."""
+    import pytest
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario import load_scenario
+
+    doc = tiny_doc(tiers=[{"name": "bf16", "precision": "bf16", "replicas": 1,
+                           "cost_per_gpu_hour": 3.5,
+                           "scheduler": {"enable_prefix_caching": True, "capacity_gb": 64}}])
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value).endswith(
+        "tiers[0].scheduler.capacity_gb: unknown key (a key of each item of 'kv_offload': "
+        "write it as tiers[0].scheduler.kv_offload[0].capacity_gb)")
