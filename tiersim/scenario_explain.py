@@ -296,6 +296,9 @@ def _suggest(loc: Loc) -> str:
         return f" ({bare!r} with white space at its start or end; remove the space)"
     home = _nested_home(loc, fields)
     if home is not None:  # before a look-alike: router.from_tier read "did you mean 'tier'?"
+        if _lists_items(loc[:-1], home):  # kv_offload: a list of levels, the key an item's
+            return (f" (a key of each item of {home!r}: write it as "
+                    f"{format_loc((*loc[:-1], home, 0, loc[-1]))})")
         return f" (a key of {home!r}: write it as {format_loc((*loc[:-1], home, loc[-1]))})"
     close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
     if close:
@@ -310,6 +313,27 @@ def _nested_home(loc: Loc, fields: list[str]) -> str | None:
     ``workload.sessions.tasks``, of ``generate``); None where none or several have it."""
     homes = [name for name in fields if str(loc[-1]) in _fields_at((*loc[:-1], name))]
     return homes[0] if len(homes) == 1 else None
+
+
+def _lists_items(loc: Loc, name: str) -> bool:
+    """Whether key ``name`` of the model at ``loc`` holds a list of models
+    (``tiers[0].scheduler.kv_offload``: its keys are an item's, written ``kv_offload[0].x``;
+    before, the fix wrote ``kv_offload.x``, a mapping the file then refused as no list)."""
+    model: Any = Scenario
+    for part in (*loc, name):
+        if isinstance(part, int):
+            continue
+        fields = _keys_of(model) if _is_model(model) else {}
+        if part not in fields:
+            return False
+        annotation = fields[part].annotation
+        model = _model_in(annotation)
+    kinds, found = [annotation], False
+    while kinds and not found:
+        kind = kinds.pop()
+        found = typing.get_origin(kind) is list and _model_in(kind) is not None
+        kinds.extend(a for a in typing.get_args(kind) if typing.get_origin(kind) is not list)
+    return found
 
 
 def _foreign_letter(key: str) -> str:
