@@ -106,3 +106,27 @@ def test_a_key_of_an_offload_level_written_a_level_too_high_is_told_the_list_ite
     assert str(caught.value).endswith(
         "tiers[0].scheduler.capacity_gb: unknown key (a key of each item of 'kv_offload': "
         "write it as tiers[0].scheduler.kv_offload[0].capacity_gb)")
+
+
+def test_an_aiperf_client_row_too_long_for_the_kv_cache_says_so():
+    """``--aiperf-client`` replays the warm-up alone to find when it drains; a request too long
+    for the replica's KV cache is dropped there, its finish NaN, and the measured phase then
+    arrived at NaN: the row read "its replay failed: workload arrival_s must be finite ..."
+    where every other client says the request exceeds the replica's KV cache."""
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fidelity_silicon as fs
+
+    from tiersim.engine import SchedulerLimits, TierSpec
+    from tiersim.perf.base import LinearStepModel
+
+    model = LinearStepModel(overhead=0.005, per_prefill_token=2e-5, per_decode_seq=1e-4,
+                            per_context_token=1e-8)
+    small = TierSpec("t", 1, 20, model, SchedulerLimits(enable_prefix_caching=True))  # 320
+    for proto in (fs.Protocol(per_client=3), fs.Protocol(**fs.AIPERF_CLIENT)):  # tokens
+        with pytest.raises(fs.Unrepresentable, match="exceeds the replica's KV cache"):
+            fs.replay(small, 400, 20, 4, proto)
