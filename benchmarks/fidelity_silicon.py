@@ -1453,6 +1453,8 @@ def warmup_drained_at(tier: TierSpec, isl: int, osl: int, concurrency: int, prot
         return None
     work = closed_loop_workload(isl, osl, concurrency, proto, gap_s)
     res = simulate([tier], first_requests(work, proto.warmup * concurrency), sample_every=1e9)
+    if res.dropped.any():  # its finish is NaN: the measured phase would arrive at NaN
+        raise Unrepresentable(f"a request of {isl}+{osl} tokens exceeds the replica's KV cache")
     return float(np.max(res.finish_s))
 
 
