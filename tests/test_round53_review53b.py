@@ -130,3 +130,27 @@ def test_an_aiperf_client_row_too_long_for_the_kv_cache_says_so():
     for proto in (fs.Protocol(per_client=3), fs.Protocol(**fs.AIPERF_CLIENT)):  # tokens
         with pytest.raises(fs.Unrepresentable, match="exceeds the replica's KV cache"):
             fs.replay(small, 400, 20, 4, proto)
+
+
+def test_a_report_of_an_auroc_wrong_without_its_count_is_no_traceback(hand_edited_run, tmp_path,
+                                                                      capsys):
+    """``router.quality.wrong_positives`` may be null as read (``int | None``), and the
+    console's line leaves its count out then; the report's row formatted it with ``:,`` and
+    ended in a TypeError traceback on a summary whose ``auroc_wrong`` has no count."""
+    import json
+
+    from conftest import copy_folder
+    from test_hostile_inputs import run_cli
+
+    folder = copy_folder(hand_edited_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["router"]["quality"].update({"auroc_wrong": 0.7, "auroc_wrong_ci95": [0.6, 0.8],
+                                     "wrong_target": "the cheapest tier fp8 answering wrong",
+                                     "wrong_positives": None})
+    (folder / "summary.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "report", folder)
+    assert code == 0, err
+    page = (folder / "report.html").read_text()
+    assert ("<td>classifier AUROC for the cheapest tier fp8 answering wrong</td><td>0.700 (95% "
+            "CI 0.600 - 0.800)</td><td>against the drawn correctness of 317 requests: what a "
+            "routing error costs</td>") in page
