@@ -410,10 +410,11 @@ def quality_rows(r) -> list[list]:
     q = r.quality
     if q is None:
         return []
-    wrong = [] if q.auroc_wrong is None else [[
+    of = "" if q.wrong_positives is None else f" ({q.wrong_positives:,} of them)"  # as the
+    wrong = [] if q.auroc_wrong is None else [[  # console's line: a count read as null, none
         f"classifier AUROC for {q.wrong_target}", q.wrong_auroc_text(),
-        f"against the drawn correctness of {q.requests:,} requests ({q.wrong_positives:,} "
-        "of them): what a routing error costs"]]
+        f"against the drawn correctness of {q.requests:,} requests{of}: what a routing error "
+        "costs"]]
     return [["classifier AUROC on the replayed trace", q.auroc_text(), q.scored_words()],
             *wrong,
             ["AUROC asked", q.asked_text(), "scenario"],
