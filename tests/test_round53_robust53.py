@@ -193,8 +193,9 @@ def test_a_tier_idle_at_the_plans_seed_only_is_sized_not_turned_away(tmp_path):
     code, out, _ = plan(str(path), "--out", str(tmp_path / "p"), "--robust", "--check-seeds",
                         "1")
     assert code == 0
-    assert ("  runner-up fp8+bf16 (fp8 3 + bf16 2 replicas): meets every constraint; 52.4 % "
-            "dearer than the plan per hour") in out.splitlines()
+    # each tier's GPUs per replica, as the plan's own line gives them (80e0aec9)
+    assert ("  runner-up fp8+bf16 (fp8 3 x 1 GPU + bf16 2 x 1 GPU): meets every constraint; "
+            "52.4 % dearer than the plan per hour") in out.splitlines()
     assert "sends bf16 nothing" not in out
 
 
