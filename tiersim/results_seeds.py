@@ -67,7 +67,7 @@ def rejected_lines(check: dict) -> list[str]:
     :func:`tiersim.cli.plan_seeds.rejected_check`): one line for each that meets every
     constraint at some seed checked, saying the choice hinges on the plan's seed, then one line
     naming those that miss at every seed checked too; none where there is none."""
-    from tiersim.results import basis_words, share_text
+    from tiersim.results import basis_words
 
     found = check.get("rejected") or []
     if not found:
@@ -97,15 +97,37 @@ def rejected_lines(check: dict) -> list[str]:
             spans = [x["vs_fleet_frac"] for x in r.get("per_seed") or []
                      if x.get("seed") in met and x.get("vs_fleet_frac") is not None]
             if spans:
-                low, high = share_text(min(spans)), share_text(max(spans))
-                shown = low if low == high else f"{low} to {high}"
-                line += f"; against it the plan saves {shown}{per} there"
+                line += f"; against it {_plan_against(spans, per)} there"
         lines.append(line + " (`tiersim plan --robust` sizes every fleet for every seed "
                      "checked)")
     if still:
         lines.append(f"    turned away at seed {planned} and missing at every seed checked too: "
                      + "; ".join(still))
     return lines
+
+
+def _plan_against(spans: list[float], per: str = "") -> str:
+    """The plan's saving against a fleet at the seeds where that fleet meets every constraint
+    (``spans``, one share a seed; ``per``: " per hour" or ""), worded as the plan's own saving
+    line words one (:func:`tiersim.results_savings.saving_verdict`): "the plan saves 5.00 %",
+    "the plan costs 75.0 % more" (a baseline-only fleet cheaper than the plan; it read "saves
+    -75.0 %"), "the plan costs the same", and a span across 0 as the signed saving."""
+    from tiersim.results import share_text
+    from tiersim.results_savings import without_noise
+
+    low, high = without_noise(min(spans)), without_noise(max(spans))
+
+    def span(a: float, b: float) -> str:
+        shown_a, shown_b = share_text(a), share_text(b)
+        return shown_a if shown_a == shown_b else f"{shown_a} to {shown_b}"
+
+    if low == high == 0:
+        return f"the plan costs the same{per}"
+    if low >= 0:
+        return f"the plan saves {span(low, high)}{per}"
+    if high <= 0:
+        return f"the plan costs {span(-high, -low)} more{per}"
+    return f"the plan's saving{per} is {span(low, high)}"
 
 
 def _fleet_name(r: dict, after: str = "") -> str:
