@@ -190,3 +190,60 @@ def test_a_baseline_only_fleet_cheaper_than_the_plan(planned_b, tmp_path):
             "every seed checked (2, 3, 4): the saving's baseline hinges on seed 1's draws; "
             "against it the plan costs 75.0 % more per hour there (`tiersim plan --robust` "
             "sizes every fleet for every seed checked)") in out.splitlines()
+
+
+# ---- 2. --robust: shared engine runs change nothing but the count -----------------------------
+
+
+def spec_doc() -> dict:
+    """:func:`a_doc` with BF16 decoding speculatively (k 3, acceptance 0.7): its runs share
+    nothing (their draws are seeded by the scenario's seed), FP8's runs are shared."""
+    doc = a_doc()
+    doc["tiers"][1]["speculative"] = {"k": 3, "acceptance": 0.7, "head_cost": 0.05}
+    return doc
+
+
+def cascade_doc() -> dict:
+    """The bundled cascade.yaml (NVFP4 escalating to BF16) on 0-180 s of the conv trace
+    stretched 5x (``time_scale: 0.2``), floor 0.74, planned with ``--choose
+    router.policy=cascade`` so that the cascade design is sized (to 8 NVFP4 + 64 BF16@8)."""
+    import yaml
+    from conftest import REPO
+
+    doc = yaml.safe_load((REPO / "tiersim" / "scenarios" / "cascade.yaml").read_text())
+    doc.pop("sweep")
+    doc["trace"].update(path=str(REPO / "tiersim" / "traces" / "azure2023_conv.parquet"),
+                        window=[0, 180], time_scale=0.2)
+    doc["accuracy_floor"] = 0.74
+    return doc
+
+
+@pytest.mark.parametrize(("make", "extra", "counts"), [
+    (spec_doc, (), (25, 34)),
+    (cascade_doc, ("--choose", "router.policy=cascade"), (58, 60)),
+])
+def test_shared_runs_leave_robust_plans_bit_identical(tmp_path, monkeypatch, make, extra,
+                                                      counts):
+    """``--robust --check-seeds 1`` with runs shared between seeds and with none shared
+    (``run_key`` None, as before 74cc0092): plan.json the same but for ``simulations`` and the
+    wall times, and the planned run's scenario.yaml, summary.json, requests.parquet and
+    timeseries.parquet the same to the byte (25 against 34 simulations with a speculative
+    tier, 58 against 60 with a cascade, whose routing moves with the seed; modelled,
+    2026-12-07)."""
+    from conftest import write_yaml
+    from test_round51_seeds import plan
+    from test_round53_robust53 import _plan_json
+
+    import tiersim.plan.evaluate as evaluate
+
+    path = write_yaml(tmp_path / "s.yaml", make())
+    args = ("--no-report", "--robust", "--check-seeds", "1", *extra)
+    assert plan(str(path), "--out", str(tmp_path / "shared"), *args)[0] == 0
+    monkeypatch.setattr(evaluate, "run_key", lambda *args: None)
+    assert plan(str(path), "--out", str(tmp_path / "alone"), *args)[0] == 0
+    shared, alone = _plan_json(tmp_path / "shared"), _plan_json(tmp_path / "alone")
+    assert (shared[0], alone[0]) == counts
+    assert shared[1] == alone[1]
+    for name in ("scenario.yaml", "summary.json", "requests.parquet", "timeseries.parquet"):
+        assert (tmp_path / "shared" / name).read_bytes() == (tmp_path / "alone" / name
+                                                             ).read_bytes(), name
