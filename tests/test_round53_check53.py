@@ -247,3 +247,75 @@ def test_shared_runs_leave_robust_plans_bit_identical(tmp_path, monkeypatch, mak
     for name in ("scenario.yaml", "summary.json", "requests.parquet", "timeseries.parquet"):
         assert (tmp_path / "shared" / name).read_bytes() == (tmp_path / "alone" / name
                                                              ).read_bytes(), name
+
+
+# ---- 3. --robust: a tier is idle only where no seed sends it anything -------------------------
+
+
+def _floor_run(tmp_path, doc: dict, seed: int, floor: float, replicas: dict) -> dict:
+    """``tiersim run`` of ``doc``'s tiers at ``replicas`` behind the floor router fitted to
+    ``floor``, at ``seed``: the seed's routing by hand. Its summary.json."""
+    import contextlib
+    import io
+    import json
+
+    from conftest import write_yaml
+
+    from tiersim.cli import main
+
+    own = {**doc, "seed": seed, "router": {"policy": "floor", "floor": floor},
+           "tiers": [{**t, "replicas": replicas[t["name"]]} for t in doc["tiers"]]}
+    path = write_yaml(tmp_path / f"r{seed}.yaml", own)
+    out = tmp_path / f"r{seed}"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", str(path), "--out", str(out), "--no-report", "--no-baselines"]) == 0
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_a_tier_one_seed_sends_traffic_is_sized_and_its_figures_are_the_seeds_worst(tmp_path):
+    """:func:`a_doc` at seed 4 (``--robust --check-seeds 1``: seeds 4 and 5). The floor
+    router fitted to 0.79 sends BF16 nothing at seed 4 (FP8 79.60 % alone) and 34 of 484
+    requests at seed 5, each seed's run by hand: FP8 + BF16 is sized (fp8 4 + bf16 1), not
+    turned away as idle, and its plan.json figures are the two runs' worst: p99s the higher,
+    accuracy the lower (seed 5's 79.26 %), each tier's requests the most a seed sent it."""
+    import json
+
+    from conftest import write_yaml
+    from test_round51_seeds import plan
+
+    doc = {**a_doc(), "seed": 4}
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, out, _ = plan(str(path), "--out", str(tmp_path / "p"), "--no-report", "--robust",
+                        "--check-seeds", "1")
+    assert code == 0
+    (routed,) = json.loads((tmp_path / "p" / "plan.json").read_text())["runners_up"]
+    assert routed["router"] == {"floor": 0.79, "policy": "floor"} and routed["feasible"]
+    runs = [_floor_run(tmp_path, doc, seed, 0.79, routed["replicas"]) for seed in (4, 5)]
+    assert [{t: s["tiers"][t]["requests"] for t in ("fp8", "bf16")} for s in runs] == [
+        {"fp8": 484, "bf16": 0}, {"fp8": 450, "bf16": 34}]
+    assert {t: v["requests"] for t, v in routed["per_tier"].items()} == {"fp8": 484, "bf16": 34}
+    for key in ("ttft_p99_s", "tpot_p99_s"):
+        assert routed[key] == max(s[key] for s in runs)
+        for tier in ("fp8", "bf16"):
+            assert routed["per_tier"][tier][key] == max(
+                s["tiers"][tier][key] for s in runs if s["tiers"][tier][key] is not None)
+    assert routed["accuracy"] == min(s["accuracy"] for s in runs) == runs[1]["accuracy"]
+    assert "runner-up fp8+bf16 (fp8 4 x 1 GPU + bf16 1 x 1 GPU): meets every constraint" in out
+
+
+def test_a_tier_no_seed_sends_traffic_is_turned_away(tmp_path):
+    """At seed 3 (seeds 3 and 4) the floor router fitted to 0.79 sends BF16 nothing at either
+    seed (FP8 alone: 82.02 % and 79.60 %), each seed's run by hand: the design is turned away
+    as idle, as before."""
+    from conftest import write_yaml
+    from test_round51_seeds import plan
+
+    doc = {**a_doc(), "seed": 3}
+    for seed in (3, 4):
+        s = _floor_run(tmp_path, doc, seed, 0.79, {"fp8": 4, "bf16": 1})
+        assert s["tiers"]["bf16"]["requests"] == 0
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code, out, _ = plan(str(path), "--robust", "--check-seeds", "1")
+    assert code == 0
+    assert ("  runner-up fp8+bf16: bf16 gets no traffic from the router: the design without it "
+            "is cheaper") in out.splitlines()
