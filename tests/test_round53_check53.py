@@ -319,3 +319,123 @@ def test_a_tier_no_seed_sends_traffic_is_turned_away(tmp_path):
     assert code == 0
     assert ("  runner-up fp8+bf16: bf16 gets no traffic from the router: the design without it "
             "is cheaper") in out.splitlines()
+
+
+# ---- 4. router.quality's AUROC, recomputed ----------------------------------------------------
+
+
+def _mann_whitney_auroc(score, positive) -> float:
+    """The AUROC as the Mann-Whitney U over n1 n0 (ties counted half, by average ranks): not
+    scikit-learn's trapezoids."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    score, positive = np.asarray(score, float), np.asarray(positive, bool)
+    ranks = rankdata(score)
+    n1, n0 = int(positive.sum()), int((~positive).sum())
+    return float((ranks[positive].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def _hanley_mcneil(a: float, n1: int, n0: int) -> tuple[float, float]:
+    """Hanley and McNeil's (1982) 95% interval, written out again."""
+    import math
+
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    se = math.sqrt((a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0))
+    return max(a - 1.959963984540054 * se, 0.0), min(a + 1.959963984540054 * se, 1.0)
+
+
+def _scored_run(tmp_path, monkeypatch, doc: dict):
+    """``tiersim run`` of ``doc``, the classifier's scores and the routed table caught where
+    the run hands them to ``realised_quality``: (summary.json, requests.parquet, table,
+    scores, console)."""
+    import contextlib
+    import io
+    import json
+
+    import pandas as pd
+    from conftest import write_yaml
+
+    import tiersim.routing.quality as quality
+    from tiersim.cli import main
+
+    seen = {}
+    real = quality.realised_quality
+
+    def catch(df, score, *rest):
+        seen.update(df=df.copy(), score=None if score is None else score.copy())
+        return real(df, score, *rest)
+
+    monkeypatch.setattr(quality, "realised_quality", catch)
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", str(path), "--out", str(tmp_path / "r"), "--no-report",
+                     "--no-baselines"]) == 0
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    requests = pd.read_parquet(tmp_path / "r" / "requests.parquet")
+    return summary, requests, seen["df"], seen["score"], " ".join(out.getvalue().split())
+
+
+def _check_quality(q: dict, score, positive) -> None:
+    """summary.json's ``router.quality`` against scikit-learn's AUROC, the Mann-Whitney U and
+    the interval written out again, to the 10 significant digits summary.json keeps."""
+    from sklearn.metrics import roc_auc_score
+
+    from tiersim.results_figures import plain
+
+    value = roc_auc_score(positive, score)
+    assert value == pytest.approx(_mann_whitney_auroc(score, positive), abs=1e-12)
+    assert q["auroc"] == plain(float(value))
+    assert q["positives"] == int(positive.sum()) and q["requests"] == len(positive)
+    assert q["auroc_ci95"] == pytest.approx(
+        list(_hanley_mcneil(value, int(positive.sum()), int((~positive).sum()))), abs=1e-9)
+
+
+def test_the_auroc_against_the_drawn_difficulty(tmp_path, monkeypatch):
+    """:func:`a_doc` at seed 5 behind the floor router fitted to 0.79 (hint_auroc 0.72): the
+    AUROC of the scores the run caught, for "not easy" on the drawn classes, recomputed: 0.712
+    (95% CI 0.665 - 0.760) over 484 requests, 203 of them hard or hopeless (modelled). The
+    table scored is the replayed trace in requests.parquet's order, one score a request."""
+    import numpy as np
+
+    doc = {**a_doc(), "seed": 5, "router": {"policy": "floor", "floor": 0.79}}
+    doc["tiers"] = [{**t, "replicas": {"fp8": 4, "bf16": 1}[t["name"]]} for t in doc["tiers"]]
+    summary, requests, df, score, out = _scored_run(tmp_path, monkeypatch, doc)
+    assert len(score) == len(df) == len(requests) == 484
+    assert np.array_equal(df["request_id"].to_numpy(), requests["request_id"].to_numpy())
+    positive = (df["difficulty_class"] != "easy").to_numpy()
+    _check_quality(summary["router"]["quality"], score, positive)
+    assert ("router quality on the replayed trace: AUROC 0.712 (95% CI 0.665 - 0.760) for hard "
+            "or hopeless, against the drawn difficulty of 484 requests (203 of them), asked "
+            "0.72 (workload.difficulty.hint_auroc; within the 95% CI)") in out
+
+
+def test_the_auroc_against_the_traces_own_labels(tmp_path, monkeypatch):
+    """A labelled trace of 400 requests whose one feature is the cheap tier's label plus
+    Gaussian noise (sd 1.5), behind the threshold router: the AUROC of the scores the run
+    caught against the labels read back from the trace file by request_id (not the run's
+    table), recomputed: 0.720 (95% CI 0.661 - 0.778), 114 of 400 wrong (modelled)."""
+    import numpy as np
+    import pandas as pd
+    from conftest import tiny_doc, write_frame
+
+    rng = np.random.default_rng(53)
+    n = 400
+    right = rng.random(n) < 0.7
+    trace = pd.DataFrame({"request_id": np.arange(n) * 7 + 3,
+                          "arrival_s": np.arange(n, dtype=float) * 0.5,
+                          "input_tokens": 200, "output_tokens": 20,
+                          "correct_w4a16": right.astype(float), "correct_bf16": 1.0,
+                          "feat_wrong": (~right) + rng.normal(0, 1.5, n)})
+    write_frame(trace, tmp_path / "t.parquet")
+    doc = tiny_doc(trace={"path": str(tmp_path / "t.parquet")},
+                   router={"policy": "threshold", "thresholds": 0.5})
+    summary, requests, df, score, _ = _scored_run(tmp_path, monkeypatch, doc)
+    q = summary["router"]["quality"]
+    assert q["truth"] == "trace labels" and len(requests) == n
+    wrong = trace.set_index("request_id")["correct_w4a16"] < 0.5
+    positive = wrong.loc[df["request_id"].to_numpy()].to_numpy()
+    assert int(positive.sum()) == int((~right).sum()) == 114
+    _check_quality(q, score, positive)
+    assert 0.6 < q["auroc"] < 0.8  # the feature alone: 0.68 (d' = 1 / 1.5); out-of-fold
