@@ -359,12 +359,18 @@ def _mann_whitney_auroc(score, positive) -> float:
     return float((ranks[positive].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def _hanley_mcneil(a: float, n1: int, n0: int) -> tuple[float, float]:
-    """Hanley and McNeil's (1982) 95% interval, written out again."""
+def _delong(score, positive) -> tuple[float, float]:
+    """DeLong, DeLong and Clarke-Pearson's (1988) 95% interval written out again over every
+    positive-negative pair (a tie counts half), not by ranks as the code does."""
     import math
 
-    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
-    se = math.sqrt((a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0))
+    import numpy as np
+
+    pos, neg = score[positive], score[~positive]
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    a = float(psi.mean())
+    se = math.sqrt(np.var(v10, ddof=1) / len(pos) + np.var(v01, ddof=1) / len(neg))
     return max(a - 1.959963984540054 * se, 0.0), min(a + 1.959963984540054 * se, 1.0)
 
 
@@ -402,7 +408,9 @@ def _scored_run(tmp_path, monkeypatch, doc: dict):
 
 def _check_quality(q: dict, score, positive) -> None:
     """summary.json's ``router.quality`` against scikit-learn's AUROC, the Mann-Whitney U and
-    the interval written out again, to the 10 significant digits summary.json keeps."""
+    the interval written out again (DeLong's, as the code gives it since review53b), to the 10
+    significant digits summary.json keeps."""
+    import numpy as np
     from sklearn.metrics import roc_auc_score
 
     from tiersim.results_figures import plain
@@ -412,14 +420,15 @@ def _check_quality(q: dict, score, positive) -> None:
     assert q["auroc"] == plain(float(value))
     assert q["positives"] == int(positive.sum()) and q["requests"] == len(positive)
     assert q["auroc_ci95"] == pytest.approx(
-        list(_hanley_mcneil(value, int(positive.sum()), int((~positive).sum()))), abs=1e-9)
+        list(_delong(np.asarray(score, dtype=float), np.asarray(positive, dtype=bool))), abs=1e-9)
 
 
 def test_the_auroc_against_the_drawn_difficulty(tmp_path, monkeypatch):
     """:func:`a_doc` at seed 5 behind the floor router fitted to 0.79 (hint_auroc 0.72): the
     AUROC of the scores the run caught, for "not easy" on the drawn classes, recomputed: 0.712
-    (95% CI 0.665 - 0.760) over 484 requests, 203 of them hard or hopeless (modelled). The
-    table scored is the replayed trace in requests.parquet's order, one score a request."""
+    (95% CI 0.666 - 0.759 by DeLong; 0.665 - 0.760 by Hanley-McNeil, before review53b) over 484
+    requests, 203 of them hard or hopeless (modelled). The table scored is the replayed trace in
+    requests.parquet's order, one score a request."""
     import numpy as np
 
     doc = {**a_doc(), "seed": 5, "router": {"policy": "floor", "floor": 0.79}}
@@ -429,7 +438,7 @@ def test_the_auroc_against_the_drawn_difficulty(tmp_path, monkeypatch):
     assert np.array_equal(df["request_id"].to_numpy(), requests["request_id"].to_numpy())
     positive = (df["difficulty_class"] != "easy").to_numpy()
     _check_quality(summary["router"]["quality"], score, positive)
-    assert ("router quality on the replayed trace: AUROC 0.712 (95% CI 0.665 - 0.760) for hard "
+    assert ("router quality on the replayed trace: AUROC 0.712 (95% CI 0.666 - 0.759) for hard "
             "or hopeless, against the drawn difficulty of 484 requests (203 of them), asked "
             "0.72 (workload.difficulty.hint_auroc; within the 95% CI)") in out
 
@@ -438,7 +447,7 @@ def test_the_auroc_against_the_traces_own_labels(tmp_path, monkeypatch):
     """A labelled trace of 400 requests whose one feature is the cheap tier's label plus
     Gaussian noise (sd 1.5), behind the threshold router: the AUROC of the scores the run
     caught against the labels read back from the trace file by request_id (not the run's
-    table), recomputed: 0.720 (95% CI 0.661 - 0.778), 114 of 400 wrong (modelled)."""
+    table), recomputed: 0.720 (its 95% CI DeLong's since review53b), 114 of 400 wrong (modelled)."""
     import numpy as np
     import pandas as pd
     from conftest import tiny_doc, write_frame
