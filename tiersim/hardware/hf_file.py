@@ -110,14 +110,25 @@ def _model_name(path: Path) -> str:
     return path.stem
 
 
+NAME_KEYS = frozenset({"quant_method", "quant_algo"})
+"""Keys of a quantisation block that hold a name (``"fp8"``, ``"NVFP4"``): a NaN or infinity
+there is told what the key takes, by the check of that key ("must be a name such as 'fp8'
+(got NaN)"), not to "give a finite number", which the key takes neither."""
+
+
 def _refuse_non_finite(path: Path, data: Any, prefix: str) -> None:
     """One line naming the first key under ``data`` (at key path ``prefix``) that holds NaN or
     an infinity, which Python's JSON reader accepts and JSON does not, so it is not read as a
-    number."""
+    number; a key of :data:`NAME_KEYS` is left to its own check."""
     stack = [(prefix, data)]
     while stack:
         where, value = stack.pop()
+        if where.rpartition(".")[2] in NAME_KEYS:
+            continue
         if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(getattr(value, "text", None), str):  # 1e400 was told "Infinity"
+                raise TiersimError(f"{path}: key {where!r}: {value.text} is beyond the range "
+                                   "of numbers; give a finite number or remove the key")
             raise TiersimError(f"{path}: key {where!r}: {json.dumps(value)} is not a number JSON "
                                "allows; give a finite number or remove the key")
         if isinstance(value, dict):
