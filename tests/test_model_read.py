@@ -128,5 +128,5 @@ def test_a_malformed_model_read_names_its_key():
     with pytest.raises(TiersimError) as err:
         RunResult.from_json(data, "out/summary.json")
     assert str(err.value) == ("out/summary.json: malformed summary ('tiers.bf16.model_read."
-                              "params': input should be a valid integer, got 'many'); rerun "
+                              "params': input should be a valid integer, got \"many\"); rerun "
                               "`tiersim run` to rewrite it")

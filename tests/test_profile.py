@@ -176,7 +176,7 @@ def test_resolve_profile_reads_a_file_rewritten_with_its_mtime_kept(tmp_path):
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda d: d.update(schema="x"), "schema: expected 'tiersim.profile/1', got 'x'"),
+        (lambda d: d.update(schema="x"), "schema: expected 'tiersim.profile/1', got \"x\""),
         (lambda d: d.pop("gpu"), "gpu: must be a non-empty string"),
         (lambda d: d["overhead_s"].update(value=-1), "overhead_s.value: must be a number"),
         (lambda d: d["tables"][0].update(op="conv"), "tables[0].op: must be one of gemm"),
@@ -234,7 +234,7 @@ def test_profile_errors_name_file_and_field(tmp_path, mutate, expected):
          "tables[2].precision: not a field of op 'allreduce' (it has no dtype field); "
          "remove it"),
         (lambda d: d["tables"][0].update(timing="Eager"),
-         "tables[0].timing: must be one of eager, graph (got 'Eager'); eager: timed outside "
+         "tables[0].timing: must be one of eager, graph (got \"Eager\"); eager: timed outside "
          "CUDA graphs"),
         (lambda d: d["tables"][1].update(timing="eager"),
          "tables[1].timing: 'eager' applies to gemm tables only (their launch floor is removed "

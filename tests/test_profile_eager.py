@@ -83,9 +83,9 @@ def test_eager_section_round_trips(tmp_path):
      "2147483648 (got -1)"),
     (lambda e: e.update(graph_max_tokens=True),
      "mem.json: eager_s.graph_max_tokens: must be a whole number of tokens from 0 to "
-     "2147483648 (got True)"),
+     "2147483648 (got true)"),
     (lambda e: e.update(per_layer_s="fast"),
-     "mem.json: eager_s.per_layer_s: must be a number of seconds from 0 to 3600 (got 'fast')"),
+     "mem.json: eager_s.per_layer_s: must be a number of seconds from 0 to 3600 (got \"fast\")"),
     (lambda e: e.update(per_moe_layer_s=-1e-3),
      "mem.json: eager_s.per_moe_layer_s: must be a number of seconds from 0 to 3600 (got -0.001)"),
     (lambda e: e.update(extra=1),
@@ -94,7 +94,7 @@ def test_eager_section_round_trips(tmp_path):
      "per_cpp_moe_layer_s, cpp_moe_source, source"),
     (lambda e: e.update(source="guessed"),
      "mem.json: eager_s.source: must be one of harness, public, roofline or start with 'fitted' "
-     "(got 'guessed')"),
+     "(got \"guessed\")"),
 ])
 def test_eager_section_errors_are_one_line(mutate, expected):
     eager = dict(EAGER)

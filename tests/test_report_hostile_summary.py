@@ -45,10 +45,11 @@ def test_summary_json_that_is_not_json_names_its_line(hand_edited_run, tmp_path,
     assert json.loads((hand_edited_run / "summary.json").read_text())["requests"] > 0
 
 
+# NaN and Infinity as the file writes them since round 53 (they were Python's nan and inf)
 @pytest.mark.parametrize(("key", "text", "problem"), [
-    ("cost_usd", "NaN", "'run.cost_usd' is nan, a number tiersim never writes: a missing figure "
+    ("cost_usd", "NaN", "'run.cost_usd' is NaN, a number tiersim never writes: a missing figure "
                         "is null"),  # was shown as "-", a missing figure
-    ("ttft_p99_s", "Infinity", "'run.ttft_p99_s' is inf, a number tiersim never writes: a "
+    ("ttft_p99_s", "Infinity", "'run.ttft_p99_s' is Infinity, a number tiersim never writes: a "
                                "missing figure is null"),
     # as written (round 49: read as infinite, it was named "inf", which the file does not hold)
     ("slo_attainment", "1e400", "'run.slo_attainment' is 1e400, a number tiersim never writes: "
@@ -72,7 +73,7 @@ def test_a_nested_non_finite_number_is_named_by_its_path(hand_edited_run, tmp_pa
     doc["tiers"]["bf16"]["tpot_p99_s"] = -0.5
     folder = _edited(hand_edited_run, tmp_path / "r", json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", folder))
-    assert "('router.accuracy_ci95[1]' is -inf, a number tiersim never writes" in line
+    assert "('router.accuracy_ci95[1]' is -Infinity, a number tiersim never writes" in line
     doc["router"]["accuracy_ci95"][1] = 1.0
     (folder / "summary.json").write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", folder))

@@ -147,21 +147,22 @@ def _tampered(hand_edited_run: Path, folder: Path, path: tuple, value) -> Path:
     return folder
 
 
+# values spelt as the JSON file writes them since round 53 (were Python's 'x' and True)
 @pytest.mark.parametrize(("path", "value", "problem"), [
-    (("analytic",), "x", "'analytic' must be a JSON object, got 'x'"),
+    (("analytic",), "x", "'analytic' must be a JSON object, got \"x\""),
     (("analytic", "params"), [1], "'analytic.params': input should be an object, got [1]"),
     (("analytic", "oracle (w4a16 vs bf16)", 1), "x", "'analytic.oracle (w4a16 vs bf16)[1]': "
-                                                     "input should be a valid array, got 'x'"),
+                                                     "input should be a valid array, got \"x\""),
     (("router", "first_tier_shares", "bf16"), "0.5", "'router.first_tier_shares.bf16': input "
-                                                     "should be a valid number, got '0.5'"),
+                                                     "should be a valid number, got \"0.5\""),
     (("tiers", "bf16", "prefix_hit_by_level"), {"gpu": True}, "'tiers.bf16.prefix_hit_by_level"
                                                              ".gpu': input should be a valid "
-                                                             "number, got True"),
+                                                             "number, got true"),
     (("router", "accuracy_ci95"), [0.9], "'router.accuracy_ci95[1]': missing"),
     (("profile", "sources", "bf16"), "x", "'profile.sources.bf16': input should be an object, "
-                                          "got 'x'"),
+                                          "got \"x\""),
     (("analytic", "params", "dC_star_usd"), "abc", "'analytic.params.dC_star_usd': input should "
-                                                  "be a valid number, got 'abc'"),
+                                                  "be a valid number, got \"abc\""),
     (("profile", "checked"), {"engine": "vllm"}, "'profile.checked.gpu': missing"),
 ])
 def test_report_names_a_tampered_part_of_a_summary(hand_edited_run, tmp_path, capsys, path, value,

@@ -235,7 +235,7 @@ def test_an_empty_or_truncated_profile_says_so(tmp_path, capsys, text, problem):
      "profile as 'tiersim.profile/1'"),
     (None, "schema: missing; a profile starts {\"schema\": \"tiersim.profile/1\", ...}: is this "
      "file a profile?"),
-    ("x" * 300, f"schema: expected 'tiersim.profile/1', got '{'x' * 36}...; is this file a "
+    ("x" * 300, f"schema: expected 'tiersim.profile/1', got \"{'x' * 36}...; is this file a "
      "profile?"),
 ])
 def test_a_profile_of_another_schema_says_what_to_do(tmp_path, capsys, schema, problem):

@@ -133,13 +133,13 @@ def edited_run(tiny_run, tmp_path, path: str, value):
 
 
 SUMMARY_OBJECT_CASES = {
-    "router as text": ("router", "x", "'router' must be a JSON object, got 'x'"),
+    "router as text": ("router", "x", "'router' must be a JSON object, got \"x\""),
     "router as a list": ("router", [1], "'router' must be a JSON object, got [1]"),
-    "savings as text": ("savings", "x", "'savings' must be a JSON object, got 'x'"),
+    "savings as text": ("savings", "x", "'savings' must be a JSON object, got \"x\""),
     "uniform fleets as a list": ("savings|uniform", [1],
                                  "'savings.uniform' must map tier names to objects, got [1]"),
     "a uniform fleet as text": ("savings|uniform|bf16", "x",
-                                "'savings.uniform.bf16' must be a JSON object, got 'x'"),
+                                "'savings.uniform.bf16' must be a JSON object, got \"x\""),
 }
 
 

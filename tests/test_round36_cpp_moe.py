@@ -86,14 +86,15 @@ def test_the_cpp_fields_round_trip_through_a_profile_file():
                                     "cpp_moe_source": "fitted: x"}
 
 
+# an absent key is named so, a value spelt as JSON since round 53 (it read None, 'guessed')
 @pytest.mark.parametrize("eager, line", [
     ({"per_cpp_moe_layer_s": 1e-4},
      "mem.json: eager_s: per_cpp_moe_layer_s and cpp_moe_source go together, the source "
-     "starting with 'fitted' (got per_cpp_moe_layer_s 0.0001, cpp_moe_source None); give both "
+     "starting with 'fitted' (got per_cpp_moe_layer_s 0.0001, no cpp_moe_source); give both "
      "or neither"),
     ({"per_cpp_moe_layer_s": 1e-4, "cpp_moe_source": "guessed"},
      "mem.json: eager_s: per_cpp_moe_layer_s and cpp_moe_source go together, the source "
-     "starting with 'fitted' (got per_cpp_moe_layer_s 0.0001, cpp_moe_source 'guessed'); give "
+     "starting with 'fitted' (got per_cpp_moe_layer_s 0.0001, cpp_moe_source \"guessed\"); give "
      "both or neither"),
     ({"graph_max_tokens": 0, "per_layer_s": 0.0, "per_moe_layer_s": 0.0,
       "per_cpp_moe_layer_s": 1e-4, "cpp_moe_source": "fitted: x"},

@@ -169,7 +169,7 @@ def test_a_scale_table_round_trips_and_a_missing_key_is_one_line():
     with pytest.raises(ProfileError) as err:
         profile_from_json(doc, "p.json")
     assert str(err.value) == ("p.json: tables[4].key.k: must be a whole number from 1 to "
-                              "2147483648 (got None)")
+                              "2147483648 (got null)")
 
 
 def frame(rows):

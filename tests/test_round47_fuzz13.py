@@ -123,7 +123,7 @@ def test_a_broken_calibration_is_not_blamed_on_a_tier(tmp_path, capsys, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cal", "s.yaml"]
 
 
-@pytest.mark.parametrize(("written", "got"), [('"yes"', "'yes'"), ("1", "1")])
+@pytest.mark.parametrize(("written", "got"), [('"yes"', '"yes"'), ("1", "1")])
 def test_a_calibrated_mark_no_run_writes_is_refused_by_report(hand_edited_run, tmp_path, capsys,
                                                               written, got):
     """A run on the roofline records ``"calibrated": true`` in its summary's fidelity record,

@@ -60,7 +60,7 @@ def test_a_hand_edited_robust_per_seed_is_the_malformed_plan_line(tmp_path):
     code, errors, path = _hand_edited_robust(tmp_path, lambda r: r.update(per_seed="x"))
     assert (code, errors) == (1, [
         f"Error: {path}: malformed plan ('plan.robust.per_seed': input should be a valid "
-        "array, got 'x'); rerun `tiersim plan` to rewrite it"])
+        "array, got \"x\"); rerun `tiersim plan` to rewrite it"])
 
 
 def test_a_hand_edited_robust_seeds_text_is_the_malformed_plan_line(tmp_path):
@@ -68,7 +68,7 @@ def test_a_hand_edited_robust_seeds_text_is_the_malformed_plan_line(tmp_path):
     code, errors, path = _hand_edited_robust(tmp_path, lambda r: r.update(seeds="0,1"))
     assert (code, errors) == (1, [
         f"Error: {path}: malformed plan ('plan.robust.seeds': input should be a valid "
-        "array, got '0,1'); rerun `tiersim plan` to rewrite it"])
+        "array, got \"0,1\"); rerun `tiersim plan` to rewrite it"])
 
 
 def test_robust_at_the_largest_seed_is_told_to_lower_it(tmp_path):

@@ -43,3 +43,105 @@ def test_a_number_key_that_is_not_finite_is_quoted_as_written(tmp_path, written,
     assert _config_error(tmp_path, text.replace('"@"', written)) == (
         f"key 'quantization_config.weight_block_size': {said}; give a finite number or remove "
         "the key")
+
+
+# --- results files read back: values spelt as the JSON file writes them -----------------------
+
+@pytest.fixture(scope="module")
+def sized_run(tmp_path_factory):
+    """A run folder of the tiny scenario with its uniform fleets sized by simulation (so
+    ``savings.uniform.<tier>`` holds the p99s), without its manifest.json."""
+    from tiersim.cli.app import main
+
+    out = tmp_path_factory.mktemp("run") / "o"
+    assert main(["run", "tiny", "--out", str(out), "--no-report"]) == 0
+    (out / "manifest.json").unlink()
+    return out
+
+@pytest.mark.parametrize(("written", "problem"), [
+    ("true", "must be a number, got true"),  # was "got True"
+    ('"fast"', 'must be a number, got "fast"'),  # was "got 'fast'"
+    ("NaN", "is NaN, a number tiersim never writes: a missing figure is null"),  # was "nan"
+    ("-Infinity", "is -Infinity, a number tiersim never writes: a missing figure is null"),
+])
+def test_a_uniform_fleets_p99_read_back_is_spelt_as_json(sized_run, tmp_path, capsys, written,
+                                                         problem):
+    """``savings.uniform.<tier>.tpot_p99_s`` (new last turn) hand-edited: refused in one line
+    that quotes the value as summary.json writes it, not as Python does."""
+    from conftest import copy_folder
+    from test_hostile_inputs import one_error_line, run_cli
+
+    folder = copy_folder(sized_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["savings"]["uniform"]["bf16"]["tpot_p99_s"] = "@@"
+    (folder / "summary.json").write_text(json.dumps(doc).replace('"@@"', written))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ('savings.uniform.bf16"
+                    f".tpot_p99_s' {problem}); rerun `tiersim run` to rewrite it")
+
+
+def test_a_uniform_fleets_p99_left_out_is_read_as_unknown(sized_run, tmp_path):
+    """A summary written before the p99s were (or with them removed) still reads: the fleet's
+    p99s are unknown, not a traceback."""
+    from conftest import copy_folder
+
+    from tiersim.report.load import load_dir
+
+    folder = copy_folder(sized_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    for fleet in doc["savings"]["uniform"].values():
+        del fleet["tpot_p99_s"], fleet["ttft_p99_s"]
+    (folder / "summary.json").write_text(json.dumps(doc))
+    fleets = load_dir(folder).run.savings.uniform
+    assert [(u.ttft_p99_s, u.tpot_p99_s) for u in fleets] == [(None, None)] * len(fleets)
+
+
+# --- profile files: values spelt as the JSON file writes them ---------------------------------
+
+def _bundled_profile() -> dict:
+    """The bundled H200 profile's JSON, to edit."""
+    from pathlib import Path
+
+    import tiersim
+
+    path = Path(tiersim.__file__).parent / "profiles" / "h200_aiconfigurator_vllm.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(("part", "value", "said"), [
+    ("source", None, "null"),  # was "None"
+    ("source", False, "false"),  # was "False"
+    ("per_layer_s", float("nan"), "NaN"),  # was "nan"
+    ("per_layer_s", "fast", '"fast"'),  # was "'fast'"
+])
+def test_a_profile_value_is_quoted_as_json_writes_it(part, value, said):
+    """A profile is a JSON file: its refused values were quoted in Python's words."""
+    from tiersim.errors import ProfileError
+    from tiersim.perf.profile_json import profile_from_json
+
+    doc = _bundled_profile()
+    doc["eager_s"][part] = value
+    with pytest.raises(ProfileError) as info:
+        profile_from_json(doc, "p.json")
+    rule = ("must be one of harness, public, roofline or start with 'fitted'" if part == "source"
+            else "must be a number of seconds from 0 to 3600")
+    assert str(info.value) == f"p.json: eager_s.{part}: {rule} (got {said})"
+
+
+@pytest.mark.parametrize(("status", "note"), [
+    (None, None),  # null states no status: it was 'None', a calibration that did not finish
+    (True, "'true'"),  # was 'True'
+    ([1, None], "'[1, null]'"),  # was '[1, None]'
+])
+def test_a_profile_provenance_value_is_read_as_the_file_writes_it(status, note):
+    """``provenance`` values were read with Python's ``str``: ``"status": null`` gave the note
+    "provenance.status says 'None': a calibration that did not finish"."""
+    from tiersim.perf import partial_note
+    from tiersim.perf.profile_json import profile_from_json
+
+    doc = _bundled_profile()
+    doc["provenance"]["status"] = status
+    profile = profile_from_json(doc, "p.json")
+    said = partial_note(profile, "p.json")
+    assert (said if said is None else said.split(": a calibration")[0]) == (
+        None if note is None else f"profile p.json: provenance.status says {note}")

@@ -398,7 +398,7 @@ def test_report_names_a_summary_field_of_the_wrong_kind(hand_edited_run, tmp_pat
     (folder / "summary.json").write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", folder))
     assert line == (f"Error: {folder / 'summary.json'}: malformed summary ('run.duration_s' must "
-                    "be a number, got 'abc'); rerun `tiersim run` to rewrite it")
+                    "be a number, got \"abc\"); rerun `tiersim run` to rewrite it")
     doc["duration_s"] = BIG
     (folder / "summary.json").write_text(json.dumps(doc))
     line = one_error_line(*run_cli(capsys, "report", folder))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tiersim.errors import TiersimError, shown
+from tiersim.errors import TiersimError, shown_json
 from tiersim.jsonio import parse_json
 from tiersim.results_accuracy import (  # noqa: F401 - re-exported
     FLOOR_TOLERANCE,
@@ -472,7 +472,7 @@ def _run_from(data: dict) -> RunResult:
         fleets = s.get("uniform") or {}
         if not isinstance(fleets, dict):
             raise TypeError(f"'savings.uniform' must map tier names to objects, got "
-                            f"{shown(fleets)}")
+                            f"{shown_json(fleets)}")
         # the run's tiers first, cheapest first, as the run printed them (the JSON object's
         # keys are sorted: the report listed default's uniform bf16 above fp8, the console fp8
         # above bf16, and the routed row's "10 + 7" below them is fp8's 10, bf16's 7)

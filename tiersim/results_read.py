@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-from tiersim.errors import shown
+from tiersim.errors import json_written, shown_json
 from tiersim.results_accuracy import FLOOR_TOLERANCE
 from tiersim.results_figures import _unknown
 from tiersim.results_parts import SessionResult, StepTypeResult
@@ -41,7 +41,7 @@ def _build(cls, data: dict, at: str | None = None, **nested) -> Any:
     names where ``data`` sits in the summary in messages (default: the class's key)."""
     at = at or _where(cls)
     if not isinstance(data, dict):
-        raise TypeError(f"'{at}' must be a JSON object, got {shown(data)}")
+        raise TypeError(f"'{at}' must be a JSON object, got {shown_json(data)}")
     kwargs = {}
     kinds = _scalar_kinds(cls)
     for f in dataclasses.fields(cls):
@@ -96,12 +96,12 @@ def _scalar(value: Any, kind: tuple[str, bool] | None, where: str) -> Any:
     if not ok:
         raise ValueError(f"'{where}' must be "
                          f"{'a number' if type_name in ('float', 'int') else type_name}, "
-                         f"got {shown(value)}")
+                         f"got {shown_json(value)}")
     if type_name == "int" and value < 0:  # every whole number of a summary is a count
-        raise ValueError(f"'{where}' must be a count >= 0, got {shown(value)}")
+        raise ValueError(f"'{where}' must be a count >= 0, got {shown_json(value)}")
     problem = range_problem(value, where) if type_name == "float" else None
     if problem:
-        raise ValueError(f"'{where}' {problem}, got {shown(value)}")
+        raise ValueError(f"'{where}' {problem}, got {shown_json(value)}")
     return float(value) if type_name == "float" else value  # 10**20 is no int64 for numpy
 
 
@@ -143,9 +143,9 @@ def check_finite(data: Any, where: str) -> None:
     """A ValueError naming the first NaN or infinite number in a parsed results file (``where``:
     the path to ``data`` in it): tiersim writes a missing figure as null and never writes
     another, so one is a hand edit the page would show as a figure."""
-    if isinstance(data, float) and not math.isfinite(data):
-        raise ValueError(f"'{where}' is {data!r}, a number tiersim never writes: a missing "
-                         "figure is null")
+    if isinstance(data, float) and not math.isfinite(data):  # as the file writes it: NaN,
+        raise ValueError(f"'{where}' is {json_written(data)}, a number tiersim never "  # not nan
+                         "writes: a missing figure is null")
     items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(
         data, list) else ()
     for key, value in items:
@@ -171,7 +171,7 @@ def _in_range(value: Any, name: str, where: str) -> None:
     if isinstance(value, float | int) and not isinstance(value, bool):
         problem = range_problem(value, name)
         if problem:
-            raise ValueError(f"'{where}' {problem}, got {shown(value)}")
+            raise ValueError(f"'{where}' {problem}, got {shown_json(value)}")
         return
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
         value, list | tuple) else ()
@@ -230,7 +230,7 @@ def _first_error(err, where: str) -> str:
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
     if first["type"] == "missing":
         return f"'{where}{loc}': missing"
-    return f"'{where}{loc}': {first['msg'].lower()}, got {shown(first.get('input'))}"
+    return f"'{where}{loc}': {first['msg'].lower()}, got {shown_json(first.get('input'))}"
 
 
 @with_config(ConfigDict(extra="allow"))
@@ -265,7 +265,7 @@ def _analytic_from(data: Any) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise TypeError(f"'analytic' must be a JSON object, got {shown(data)}")
+        raise TypeError(f"'analytic' must be a JSON object, got {shown_json(data)}")
     out = {}
     for key, value in data.items():
         hint = ANALYTIC_PARTS.get(key, FRONTIER if isinstance(value, list) else FIGURES)
@@ -281,7 +281,7 @@ def _interval(interval: tuple[float | None, float | None]) -> tuple[float | None
         return interval
     if not 0 <= lo <= hi <= 1 + FLOOR_TOLERANCE:
         raise ValueError("'router.accuracy_ci95' must be two fractions between 0 and 1, the low "
-                         f"end first, got {[lo, hi]}")
+                         f"end first, got {json_written([lo, hi])}")
     return interval
 
 
@@ -289,7 +289,7 @@ def _object(data: Any, where: str) -> dict:
     """``data`` when it is a JSON object; a TypeError naming ``where`` and what it holds
     otherwise (a list or text read as one failed with "'list' object has no attribute")."""
     if not isinstance(data, dict):
-        raise TypeError(f"'{where}' must be a JSON object, got {shown(data)}")
+        raise TypeError(f"'{where}' must be a JSON object, got {shown_json(data)}")
     return data
 
 
@@ -297,7 +297,7 @@ def _tier_data(data: Any, name: str) -> dict:
     """A tier's JSON object with its name added and its cache levels top first (in its
     ``prefix_level_order``, where it has one)."""
     if not isinstance(data, dict):
-        raise TypeError(f"'tiers.{name}' must be a JSON object, got {shown(data)}")
+        raise TypeError(f"'tiers.{name}' must be a JSON object, got {shown_json(data)}")
     data = {**data, "name": name}
     order, levels = data.pop("prefix_level_order", None), data.get("prefix_hit_by_level")
     if order is not None:
@@ -329,11 +329,11 @@ def _sessions_from(data: dict | None) -> SessionResult | None:
     if data is None:
         return None
     if not isinstance(data, dict):
-        raise TypeError(f"'sessions' must be a JSON object, got {shown(data)}")
+        raise TypeError(f"'sessions' must be a JSON object, got {shown_json(data)}")
     step_types = data.get("step_types") or {}
     if not isinstance(step_types, dict):
         raise TypeError(f"'sessions.step_types' must map step types to objects, got "
-                        f"{shown(step_types)}")
+                        f"{shown_json(step_types)}")
     kinds = tuple(_build(StepTypeResult, {**v, "step_type": k}, at=f"sessions.step_types.{k}")
                   for k, v in step_types.items())
     return _build(SessionResult, data, at="sessions", step_types=kinds)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tiersim.errors import ProfileError, shown
+from tiersim.errors import ProfileError, json_written, shown_json
 from tiersim.jsonio import read_json
 from tiersim.perf.profile_data import (
     _OPTIONAL_TABLE_FIELDS,
@@ -100,7 +100,8 @@ def _check_schema(schema: Any, path: str) -> None:
         raise ProfileError(f"{path}: schema: {schema!r} is a profile format this tiersim does "
                            f"not read (it reads {SCHEMA!r}); use the tiersim that wrote it, or "
                            f"write the profile as {SCHEMA!r}")
-    raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {shown(schema)}; is this file "
+    raise ProfileError(f"{path}: schema: expected {SCHEMA!r}, got {shown_json(schema)}; "
+                       "is this file "
                        "a profile?")
 
 
@@ -143,7 +144,7 @@ def _profile_from(raw: Any, path: str) -> Profile:
     return Profile(
         name=raw["name"],
         gpu=raw["gpu"],
-        provenance={str(k): str(v) for k, v in prov.items()},
+        provenance=_provenance(prov),
         overhead_s=overhead,
         overhead_source=overhead_source,
         tables=tables,
@@ -229,7 +230,7 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     if (isinstance(graph_max, bool) or not isinstance(graph_max, int)
             or not 0 <= graph_max <= MAX_GRAPH_TOKENS):
         raise ProfileError(f"{where}.graph_max_tokens: must be a whole number of tokens from 0 "
-                           f"to {MAX_GRAPH_TOKENS} (got {shown(graph_max)})")
+                           f"to {MAX_GRAPH_TOKENS} (got {shown_json(graph_max)})")
     numbers = []
     for name in ("per_layer_s", "per_moe_layer_s"):
         numbers.append(_seconds(raw.get(name, 0.0), f"{where}.{name}"))
@@ -241,7 +242,7 @@ def _parse_eager(raw: Any, path: str) -> EagerCost:
     value = raw.get("source")
     if not (isinstance(value, str) and value.startswith("fitted")) and value not in SOURCES:
         raise ProfileError(f"{where}.source: must be one of {', '.join(SOURCES)} or start with "
-                           f"'fitted' (got {value!r})")
+                           f"'fitted' (got {shown_json(value)})")
     by_tp = _parse_graph_by_tp(raw.get("graph_max_tokens_by_tp", {}), graph_max, where)
     cpp, cpp_source = _parse_cpp_moe(raw, graph_max, where)
     return EagerCost(graph_max, numbers[0], numbers[1], value, by_tp, cpp, cpp_source)
@@ -256,10 +257,10 @@ def _parse_cpp_moe(raw: dict, graph_max: int, where: str) -> tuple[float | None,
     source = raw.get("cpp_moe_source")
     if "per_cpp_moe_layer_s" not in raw or not (isinstance(source, str)
                                                 and source.startswith("fitted")):
+        got = ", ".join(f"{key} {shown_json(raw[key])}" if key in raw else f"no {key}"
+                        for key in ("per_cpp_moe_layer_s", "cpp_moe_source"))  # not "null"
         raise ProfileError(f"{where}: per_cpp_moe_layer_s and cpp_moe_source go together, the "
-                           "source starting with 'fitted' (got per_cpp_moe_layer_s "
-                           f"{shown(raw.get('per_cpp_moe_layer_s'))}, cpp_moe_source "
-                           f"{shown(source)}); give both or neither")
+                           f"source starting with 'fitted' (got {got}); give both or neither")
     if not graph_max and seconds:
         raise ProfileError(f"{where}.graph_max_tokens: 0 turns the eager-step cost off, so "
                            f"per_cpp_moe_layer_s {seconds:g} would be ignored; give the largest "
@@ -277,7 +278,7 @@ def _parse_graph_by_tp(raw: Any, graph_max: int, where: str) -> tuple[tuple[int,
     example = '{"1": 256, "2": 256, "3": 256}'
     if not isinstance(raw, dict):
         raise ProfileError(f"{where}: must be an object of tensor-parallel sizes to tokens, like "
-                           f"{example} (got {shown(raw)})")
+                           f"{example} (got {shown_json(raw)})")
     if raw and not graph_max:
         raise ProfileError(f"{where}: graph_max_tokens 0 turns the eager-step cost off at every "
                            "size, so these sizes would be ignored; give graph_max_tokens, or "
@@ -291,7 +292,7 @@ def _parse_graph_by_tp(raw: Any, graph_max: int, where: str) -> tuple[tuple[int,
         if (isinstance(tokens, bool) or not isinstance(tokens, int)
                 or not 1 <= tokens <= MAX_GRAPH_TOKENS):
             raise ProfileError(f"{where}.{key}: must be a whole number of tokens from 1 to "
-                               f"{MAX_GRAPH_TOKENS} (got {shown(tokens)})")
+                               f"{MAX_GRAPH_TOKENS} (got {shown_json(tokens)})")
         pairs.append((int(key), tokens))
     return tuple(sorted(pairs))
 
@@ -300,15 +301,25 @@ def _seconds(value: Any, where: str) -> float:
     """A number of seconds from 0 to :data:`MAX_SECONDS`, or one error line at ``where``."""
     if not _is_number(value) or not 0 <= value <= MAX_SECONDS:
         raise ProfileError(f"{where}: must be a number of seconds from 0 to {MAX_SECONDS:g} "
-                           f"(got {shown(value)})")
+                           f"(got {shown_json(value)})")
     return float(value)
+
+
+def _provenance(prov: dict) -> dict[str, str]:
+    """A profile's ``provenance`` as text: each value as the file writes it (``true``, ``5``,
+    ``["a"]``: Python's ``str`` made them 'True' and '['a']', which a note then quoted as the
+    file's, as in "provenance.status says 'True'"), a ``null`` as no value stated (it read
+    'None', a status of a calibration that did not finish)."""
+    return {str(k): v if isinstance(v, str) else json_written(v) for k, v in prov.items()
+            if v is not None}
 
 
 def _parse_source(value: Any, where: str, fitted: bool = False) -> str:
     if fitted and isinstance(value, str) and value.startswith("fitted"):
         return value
     if value not in SOURCES:
-        raise ProfileError(f"{where}: must be one of {', '.join(SOURCES)} (got {value!r})")
+        raise ProfileError(f"{where}: must be one of {', '.join(SOURCES)} "
+                           f"(got {shown_json(value)})")
     return value
 
 
@@ -319,7 +330,7 @@ def _parse_table(raw: Any, where: str, path: str) -> Table:
     _unknown_field(raw, TABLE_FIELDS, loc)
     op = raw.get("op")
     if not isinstance(op, str) or op not in OP_AXES:  # a list or object is no op (unhashable)
-        raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {shown(op)})")
+        raise ProfileError(f"{loc}.op: must be one of {', '.join(OP_AXES)} (got {shown_json(op)})")
     dtype = _parse_dtype(raw, op, loc)
     _check_timing(raw.get("timing"), op, f"{loc}.timing")
     source = _parse_source(raw.get("source"), f"{loc}.source")
@@ -341,7 +352,8 @@ def _check_timing(value: Any, op: str, where: str) -> None:
     op than ``gemm``: only GEMMs are read without their launch floor (such a MoE or attention
     table was labelled so, read as measured, and not made non-decreasing)."""
     if value is not None and value not in TIMINGS:
-        raise ProfileError(f"{where}: must be one of {', '.join(TIMINGS)} (got {shown(value)}); "
+        raise ProfileError(f"{where}: must be one of {', '.join(TIMINGS)} "
+                           f"(got {shown_json(value)}); "
                            "eager: timed outside CUDA graphs")
     if value == "eager" and op != "gemm":
         raise ProfileError(f"{where}: 'eager' applies to gemm tables only (their launch floor "
@@ -363,12 +375,14 @@ def _parse_dtype(raw: dict, op: str, loc: str) -> str | None:
 
     formats = ", ".join(PRECISIONS)
     if field_name == "precision" and value not in PRECISIONS:
-        raise ProfileError(f"{loc}.precision: unknown weight format {shown(value)}; use one of "
+        raise ProfileError(f"{loc}.precision: unknown weight format "
+                           f"{shown_json(value)}; use one of "
                            f"{formats}")
     kv, module, weights = module_dtype(value)
     if field_name == "kv_dtype" and (kv not in TABLE_KV_DTYPES
                                      or (module and weights not in PRECISIONS)):
-        raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype {shown(value)}; use one of "
+        raise ProfileError(f"{loc}.kv_dtype: unknown KV-cache dtype "
+                           f"{shown_json(value)}; use one of "
                            f"{', '.join(TABLE_KV_DTYPES)}, or for an MLA (or DSA) module "
                            f"'<kv> mla-<weight format>' ('<kv> dsa-...') ({formats})")
     if field_name == "kv_dtype":  # one name per format: fp8_e4m3 is the fp8 tables' format
@@ -437,7 +451,7 @@ def _parse_key(raw: Any, op: str, loc: str, kind: str = "") -> dict[str, int]:
         value = raw.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_KEY:
             raise ProfileError(f"{loc}.{name}: must be a whole number from 1 to {MAX_KEY} "
-                               f"(got {shown(value)})")
+                               f"(got {shown_json(value)})")
         key[name] = value
     return key
 
