@@ -145,3 +145,45 @@ def test_a_profile_provenance_value_is_read_as_the_file_writes_it(status, note):
     said = partial_note(profile, "p.json")
     assert (said if said is None else said.split(": a calibration")[0]) == (
         None if note is None else f"profile p.json: provenance.status says {note}")
+
+
+# --- JSON-lines traces: NaN and Infinity as the line writes them -----------------------------
+
+def _mooncake(tmp_path, last: str):
+    """A Mooncake JSON-lines trace of three requests, the third's line ``last``."""
+    rows = [{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]},
+            {"timestamp": 500, "input_length": 200, "output_length": 20, "hash_ids": [2]}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + last + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("key", "written", "said"), [
+    ("timestamp", "Infinity", "timestamp in milliseconds is not finite (got Infinity); write a "
+                              "finite number"),  # was "(got inf)"
+    ("timestamp", "-Infinity", "timestamp in milliseconds is not finite (got -Infinity); write "
+                               "a finite number"),
+    ("output_length", "Infinity", "token count is not finite (got Infinity); write a finite "
+                                  "number"),
+    # was "missing timestamp in milliseconds; fill it in or remove the row": the line holds a
+    # value, NaN, not a null
+    ("timestamp", "NaN", "timestamp in milliseconds is NaN, which is no number (JSON writes a "
+                         "missing one as null); write the number or remove the row"),
+    ("input_length", "NaN", "token count is NaN, which is no number (JSON writes a missing one "
+                            "as null); write the number or remove the row"),
+    ("timestamp", "null", "missing timestamp in milliseconds; fill it in or remove the row"),
+])
+def test_a_json_lines_non_finite_number_is_quoted_as_written(tmp_path, key, written, said):
+    """NaN and Infinity are no JSON, but Python's and Arrow's readers take them: the line
+    said Python's ``inf``, and a NaN was called missing, as a null is."""
+    from tiersim.errors import TiersimError
+    from tiersim.trace import load_trace
+
+    values = {"timestamp": "1000", "input_length": "300", "output_length": "30"}
+    values[key] = written
+    last = ", ".join(f'"{k}": {v}' for k, v in values.items())
+    last = "{" + last + ', "hash_ids": [3]}'
+    path = _mooncake(tmp_path, last)
+    with pytest.raises(TiersimError) as info:
+        load_trace(path)
+    assert str(info.value) == f"{path}: row 3, column {key!r}: {said} (file line 3)"

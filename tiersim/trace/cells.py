@@ -32,13 +32,14 @@ def written_cells(path: str, header_lines: int, rows: list[int], column: str) ->
 
 def json_cells(path: str, rows: list[int], column: str) -> dict[int, str]:
     """:func:`written_cells` of a JSON-lines file: each wanted line's value of key ``column``
-    (stripped), text as it is, a number as written (``json.loads`` keeps its characters)."""
+    (stripped), text as it is, a number as written (``json.loads`` keeps its characters), and
+    ``NaN``, ``Infinity`` and ``-Infinity``, which Python's reader takes, as written too."""
     wanted, found = set(rows), {}
     with open(path, newline="", encoding="utf-8-sig") as handle:
         lines = (line for line in handle if line.strip(JSON_BLANK))
         for row, line in enumerate(lines, start=1):
             if row in wanted:
-                record = json.loads(line, parse_float=str, parse_int=str)
+                record = json.loads(line, parse_float=str, parse_int=str, parse_constant=str)
                 value = next((v for k, v in record.items() if str(k).strip() == column), None)
                 found |= {row: value} if isinstance(value, str) else {}
             if row >= max(wanted):

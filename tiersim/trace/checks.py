@@ -66,9 +66,12 @@ def numbers(src: Source, s: pd.Series, column: str, label: str, *, integer: bool
         raise src.error(zero[1], i, column)
     if i is not None:
         raw = s.iloc[i]
+        if missing[i] and _json_constant(src, i, column) == "NaN":  # not a null: not "missing"
+            raise src.error(f"{label} is NaN, which is no number (JSON writes a missing one as "
+                            "null); write the number or remove the row", i, column)
         if not (missing[i] or text_bad[i] or np.isfinite(values[i])):  # 1e400, read as inf
             raw = _infinite_as_written(src, i, column, raw, values[i])
-        written = None
+        written = raw if raw in ("Infinity", "-Infinity") else None  # a JSON line's, as written
         if not (missing[i] or text_bad[i]) and np.isfinite(values[i]) and isinstance(
                 raw, float | np.floating):  # a text file's 1e19, not Python's 1e+19
             written = _as_written(src, [i], column, [values[i]])[0]
@@ -603,10 +606,24 @@ def sorted_times(src: Source, t: np.ndarray, raw: pd.Series, column: str) -> Non
         raise src.error(message, i + 1, column)
 
 
+def _json_constant(src: Source, i: int, column: str) -> str | None:
+    """Table row ``i``'s cell of a JSON-lines trace where the line writes ``NaN``,
+    ``Infinity`` or ``-Infinity`` (no JSON, but Python's reader and Arrow's take them), as
+    written; else None."""
+    if src.header_lines != 0:
+        return None
+    text = written_cells(src.path, 0, [src.row(i)], column).get(src.row(i))
+    return text if text in ("NaN", "Infinity", "-Infinity") else None
+
+
 def _infinite_as_written(src: Source, i: int, column: str, raw, value: float):
     """Table row ``i``'s cell that reads as infinite, as a text trace writes it where that is
     a number in decimal notation (``1e400``, beyond a float's range, which a CSV reader makes
-    infinite: it was "not finite (got inf)"); else ``raw``, the cell as read."""
+    infinite: it was "not finite (got inf)"), or a JSON line's ``Infinity`` (it was "got
+    inf" too); else ``raw``, the cell as read."""
+    constant = _json_constant(src, i, column)
+    if constant is not None:
+        return constant
     text = _as_written(src, [i], column, [value])[0]
     return text if _decimal_text(text) else raw
 
