@@ -187,3 +187,46 @@ def test_a_json_lines_non_finite_number_is_quoted_as_written(tmp_path, key, writ
     with pytest.raises(TiersimError) as info:
         load_trace(path)
     assert str(info.value) == f"{path}: row 3, column {key!r}: {said} (file line 3)"
+
+
+# --- plans near the largest seed ---------------------------------------------------------------
+
+def test_a_plain_plan_near_the_largest_seed_checks_the_seeds_there_are(tmp_path):
+    """``tiersim plan`` at seed 2**63 - 3, no flag given, was refused "--check-seeds 3: ...
+    give at most --check-seeds 2": a flag its user never typed. The default check is held to
+    the two seeds there are, with a note; a typed --check-seeds 3 is refused as before."""
+    from conftest import run_cli, tiny_doc, write_yaml
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(seed=2**63 - 3))
+    done = run_cli("plan", str(path), "--no-report", "--out", str(tmp_path / "p"))
+    assert done.returncode == 0, done.stderr
+    assert (f"note: {path} has seed 9223372036854775805, and seed 9223372036854775805 + 3 is "
+            "past the largest seed, 9223372036854775807: the plan is checked at the 2 seeds "
+            "after it only, not the 3 seeds --check-seeds defaults to; lower its seed for 3"
+            ) in done.stderr.splitlines()
+    seeds = json.loads((tmp_path / "p" / "plan.json").read_text())["seed_check"]["seeds"]
+    assert seeds == [2**63 - 3, 2**63 - 2, 2**63 - 1]  # the planned seed, then those checked
+    done = run_cli("plan", str(path), "--no-report", "--check-seeds", "3")
+    assert (done.returncode, done.stderr) == (1, (
+        f"Error: --check-seeds 3: {path} has seed 9223372036854775805, and seed "
+        "9223372036854775805 + 3 is past the largest seed, 9223372036854775807; give at most "
+        "--check-seeds 2\n"))
+
+
+def test_a_plain_plan_at_the_largest_seed_checks_no_other(tmp_path):
+    """At seed 2**63 - 1 there is no seed after it: the plan is made, unchecked, and says so.
+    ``--robust`` there still refuses (it would size for one seed)."""
+    from conftest import run_cli, tiny_doc, write_yaml
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(seed=2**63 - 1))
+    done = run_cli("plan", str(path), "--no-report", "--out", str(tmp_path / "p"))
+    assert done.returncode == 0, done.stderr
+    assert (f"note: {path} has seed 9223372036854775807, and seed 9223372036854775807 + 3 is "
+            "past the largest seed, 9223372036854775807: the plan is checked at no other seed "
+            "(none follows it), not the 3 seeds --check-seeds defaults to; lower its seed for 3"
+            ) in done.stderr.splitlines()
+    assert json.loads((tmp_path / "p" / "plan.json").read_text()).get("seed_check") is None
+    done = run_cli("plan", str(path), "--no-report", "--robust")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.endswith("lower its seed (--robust sizes for seeds after it too), or "
+                                "leave out --robust\n")

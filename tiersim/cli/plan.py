@@ -94,8 +94,12 @@ def plan(
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
     status 1 when no fleet meets them (plan.json and the report still say what each missed)."""
+    from tiersim.cli.plan_seeds import DefaultCount
     from tiersim.cli.run import provenance_lines, said_if_interrupted, scenario_path
+    from tiersim.numbers import WrittenWhole
 
+    if not isinstance(check_seeds, WrittenWhole):  # not typed: the default, held to the seeds
+        check_seeds = DefaultCount(check_seeds)  # there are after the scenario's
     with said_if_interrupted(out, "plan"):
         path = scenario_path(scenario)
         slo_ttft_p99, slo_tpot_p99, accuracy_floor = map(
@@ -164,8 +168,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     check_session_keys(scenario.workload.sessions, str(scenario_path))
     from tiersim.cli.plan_seeds import check_count
 
-    check_count(scenario, check_seeds, str(scenario_path), robust)
-    check_seeds = plain_int(check_seeds)  # checked: as max_replicas, no text kept
+    # checked (as max_replicas, no text kept); a default held to the seeds there are
+    check_seeds = plain_int(check_count(scenario, check_seeds, str(scenario_path), robust))
     if robust:
         from tiersim.cli.plan_seeds import check_robust
 

@@ -45,14 +45,23 @@ finish, after the whole search; the same bound as ``--choose``'s combinations
 (:data:`tiersim.cli.plan_choose.MAX_CHOOSE_COMBINATIONS`), each sized by simulation too."""
 
 
-def check_count(scenario, count: int, source: str, robust: bool = False) -> None:
+class DefaultCount(int):
+    """``--check-seeds`` left at its default (:data:`DEFAULT_CHECK_SEEDS`), not typed: a
+    scenario too near the largest seed for it is checked at the seeds there are
+    (:func:`check_count`), not refused for a flag its user never gave."""
+
+
+def check_count(scenario, count: int, source: str, robust: bool = False) -> int:
     """Refuse, before the search, a ``--check-seeds`` of more than :data:`MAX_CHECK_SEEDS`
     seeds, or whose last seed is past the largest seed a scenario takes (the scenario's
     ``seed`` + ``count``): found after the search, it stopped a plan minutes in. ``count`` is
     quoted as typed (``1e9``: :class:`~tiersim.numbers.WrittenWhole`). Under ``robust``
     (``--robust``, which needs one seed or more after the scenario's) a scenario at the largest
-    seed is told to lower it, not to give ``--check-seeds 0``, which ``--robust`` refuses."""
-    from tiersim.errors import TiersimError
+    seed is told to lower it, not to give ``--check-seeds 0``, which ``--robust`` refuses.
+    The seeds to check: ``count``, or for a default one (:class:`DefaultCount`) the seeds
+    there are after the scenario's, with a note (a plain ``plan`` at seed 2**63 - 3 was
+    refused "--check-seeds 3: ... give at most --check-seeds 2", a flag not typed)."""
+    from tiersim.errors import Note, TiersimError
 
     if count > MAX_CHECK_SEEDS:
         typed = getattr(count, "text", None) or f"{count}"
@@ -61,11 +70,21 @@ def check_count(scenario, count: int, source: str, robust: bool = False) -> None
                            f"simulations, after the search); give at most {MAX_CHECK_SEEDS:,}")
     if count and scenario.seed + count > LARGEST_SEED:
         room = LARGEST_SEED - scenario.seed
+        if isinstance(count, DefaultCount) and (room or not robust):
+            seeds = (f"the {room} seed{'s' * (room > 1)} after it only" if room else
+                     "no other seed (none follows it)")
+            warnings.warn(f"{source} has seed {scenario.seed}, and seed {scenario.seed} + "
+                          f"{count} is past the largest seed, {LARGEST_SEED}: the plan is "
+                          f"{'sized for it and' if robust else 'checked at'} {seeds}, not the "
+                          f"{count} seeds --check-seeds defaults to; lower its seed for "
+                          f"{count}", Note, stacklevel=3)
+            return room
         fix = (f"give at most --check-seeds {room}" if room or not robust else
                "lower its seed (--robust sizes for seeds after it too), or leave out --robust")
         raise TiersimError(f"--check-seeds {count}: {source} has seed {scenario.seed}, and seed "
                            f"{scenario.seed} + {count} is past the largest seed, {LARGEST_SEED}; "
                            f"{fix}")
+    return count
 
 
 def check_robust(scenario, count: int, source: str) -> None:
