@@ -230,3 +230,48 @@ def test_a_plain_plan_at_the_largest_seed_checks_no_other(tmp_path):
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.endswith("lower its seed (--robust sizes for seeds after it too), or "
                                 "leave out --robust\n")
+
+
+# --- plan.json's robust, hand-edited -----------------------------------------------------------
+
+def _seeds_emptied(robust):
+    robust["seeds"] = []
+
+
+def _seed_repeated(robust):
+    robust["seeds"] = [0, 0]
+
+
+def _row_dropped(robust):
+    robust["per_seed"] = robust["per_seed"][:1]
+
+
+def _accuracy_doubled(robust):
+    robust["per_seed"][0]["accuracy"] = 2
+
+
+def _worst_elsewhere(robust):
+    robust["worst_seed"]["accuracy"] = 9
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    # the report read "sized for seeds , each design ..."
+    (_seeds_emptied, "'plan.robust.seeds' must be the planned seed (0) and the seeds after it, "
+                     "increasing, up to 9223372036854775807, got []"),
+    (_seed_repeated, "'plan.robust.seeds' must be the planned seed (0) and the seeds after it, "
+                     "increasing, up to 9223372036854775807, got [0, 0]"),
+    (_row_dropped, "'plan.robust.per_seed' must hold a row for each of its seeds [0, 1] in "
+                   "order, got the seeds [0]"),
+    (_accuracy_doubled, "'plan.robust.per_seed[0].accuracy' must be a fraction between 0 and 1, "
+                        "got 2"),
+    (_worst_elsewhere, "'plan.robust.worst_seed.accuracy' must be one of its seeds [0, 1], got "
+                       "9"),
+])
+def test_a_hand_edited_robust_that_no_plan_writes_is_refused(tmp_path, edit, problem):
+    """Each passed the strict reader (types only) and reached the page: seeds no plan sizes
+    for, rows of other seeds, an accuracy of 200 %, a worst figure at a seed not sized for."""
+    from test_round52_fuzz19 import _hand_edited_robust
+
+    code, errors, path = _hand_edited_robust(tmp_path, edit)
+    assert (code, errors) == (1, [f"Error: {path}: malformed plan ({problem}); rerun `tiersim "
+                                  "plan` to rewrite it"])

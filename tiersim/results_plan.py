@@ -254,7 +254,43 @@ class PlanResult:
                 check_finite(value, key)
             lists = {k: tuple(data.get(k) or ()) for k in ("runners_up", "uniform", "evaluated",
                                                            "other_splits")}
-            return _build(cls, data, **lists)
+            plan = _build(cls, data, **lists)
+            if plan.robust is not None:  # as the file writes it, its 2 not pydantic's 2.0
+                _check_robust(data["robust"])
+            return plan
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
+
+
+def _check_robust(robust: dict[str, Any]) -> None:
+    """A ValueError naming the first part of a plan's ``robust`` (read as :class:`Robust`)
+    that no robust plan writes: its ``seeds`` the planned seed and one or more after it,
+    increasing, up to the largest seed (``[]`` was shown as "sized for seeds , each design
+    ..."); each row's ``seed`` those seeds in order; a ``worst_seed`` one of them; a row's
+    accuracy and shares fractions."""
+    from tiersim.errors import json_written
+    from tiersim.results_read import range_problem
+
+    seeds = robust["seeds"]
+    if (len(seeds) < 2 or seeds[0] != robust["planned_seed"] or seeds[-1] > 2**63 - 1
+            or any(b <= a for a, b in zip(seeds, seeds[1:], strict=False))):
+        raise ValueError(f"'plan.robust.seeds' must be the planned seed "
+                         f"({robust['planned_seed']}) and the seeds after it, increasing, up to "
+                         f"{2**63 - 1}, got {json_written(seeds)}")
+    for part in ("per_seed", "baseline_per_seed"):
+        rows = robust.get(part) or []
+        if rows and [row["seed"] for row in rows] != seeds:
+            raise ValueError(f"'plan.robust.{part}' must hold a row for each of its seeds "
+                             f"{json_written(seeds)} in order, got the seeds "
+                             f"{json_written([row['seed'] for row in rows])}")
+        for k, row in enumerate(rows):
+            for key, value in [("accuracy", row["accuracy"]), *(
+                    (f"shares.{tier}", share) for tier, share in row["shares"].items())]:
+                if value is not None and range_problem(value, "accuracy"):
+                    raise ValueError(f"'plan.robust.{part}[{k}].{key}' must be a fraction "
+                                     f"between 0 and 1, got {json_written(value)}")
+    for key, seed in (robust.get("worst_seed") or {}).items():
+        if seed is not None and seed not in seeds:
+            raise ValueError(f"'plan.robust.worst_seed.{key}' must be one of its seeds "
+                             f"{json_written(seeds)}, got {json_written(seed)}")
