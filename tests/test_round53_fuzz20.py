@@ -7,6 +7,7 @@ import json
 
 import pytest
 from test_round52_fuzz18 import QWEN3_MOE, _config_error
+from test_round52_fuzz19 import lagrangian_sweep  # noqa: F401 - a fixture
 
 SUPPORTED = ("supported: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, fbgemm_fp8 (or no "
              "quantization_config at all: BF16)")
@@ -275,3 +276,30 @@ def test_a_hand_edited_robust_that_no_plan_writes_is_refused(tmp_path, edit, pro
     code, errors, path = _hand_edited_robust(tmp_path, edit)
     assert (code, errors) == (1, [f"Error: {path}: malformed plan ({problem}); rerun `tiersim "
                                   "plan` to rewrite it"])
+
+
+# --- sweep tables: a saving's share checked as the report's other numbers are -----------------
+
+@pytest.mark.parametrize(("column", "value", "said"), [
+    # was shown in the Points table as "inf % per hour vs bf16"
+    ("savings.vs_uniform_frac", float("inf"), "holds inf (row 0): a number the sweep never "
+                                              "writes"),
+    ("savings.uniform.bf16.ttft_p99_s", -1.0, "holds -1 (row 0): must be >= 0"),
+])
+def test_a_hand_edited_sweep_saving_cell_is_one_line(lagrangian_sweep, tmp_path, column, value,  # noqa: F811
+                                                     said):
+    """The Points table's "saved vs uniform" (new last turn) words ``savings.vs_uniform_frac``,
+    which was not among the columns checked, nor were the uniform fleets' p99s."""
+    import shutil
+
+    import pandas as pd
+    from conftest import run_cli
+
+    out = shutil.copytree(lagrangian_sweep, tmp_path / "sw")
+    table = out / "sweep.parquet"
+    frame = pd.read_parquet(table)
+    frame.loc[0, column] = value
+    frame.to_parquet(table)
+    done = run_cli("report", str(out))
+    assert (done.returncode, done.stderr) == (
+        1, f"Error: {table}: column {column!r} {said}; rerun the sweep\n")

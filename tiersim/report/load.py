@@ -460,8 +460,9 @@ def check_sweep(sweep: pd.DataFrame, axes: list[str], path: Path) -> None:
     for axis in axes:
         _check_scalars(sweep[axis], axis, path)
     _check_flat(sweep, axes, path)
-    numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (
-        str(c).startswith("savings.") and str(c).endswith(("_usd", "_frac", ".accuracy")))]
+    numeric = [c for c in sweep.columns if c in SWEEP_NUMBERS or (  # a saving's share too: an
+        str(c).startswith("savings.") and str(c).endswith(("_usd", "_frac", "_s", ".accuracy")))]
+    # infinite vs_uniform_frac read "inf % per hour vs bf16" in the Points table
     for column in numeric:
         values = sweep[column]
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
