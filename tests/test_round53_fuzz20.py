@@ -303,3 +303,25 @@ def test_a_hand_edited_sweep_saving_cell_is_one_line(lagrangian_sweep, tmp_path,
     done = run_cli("report", str(out))
     assert (done.returncode, done.stderr) == (
         1, f"Error: {table}: column {column!r} {said}; rerun the sweep\n")
+
+
+def test_a_uniform_fleets_p99_over_the_slo_it_meets_is_refused(sized_run, tmp_path, capsys):
+    """``slo_met: true`` beside a p99 over the run's SLO: no sized fleet writes it, and the page
+    showed "meets SLOs: yes" beside the p99 over it. One at the SLO, as written, still reads.
+    (Checked on ten bundled scenarios' runs on 2026-12-07: 32 p99s, none over.)"""
+    from conftest import copy_folder
+    from test_hostile_inputs import one_error_line, run_cli
+
+    folder = copy_folder(sized_run, tmp_path / "r")
+    doc = json.loads((folder / "summary.json").read_text())
+    assert doc["savings"]["uniform"]["bf16"]["slo_met"] is True
+    assert doc["slo_tpot_p99_s"] == 0.1
+    doc["savings"]["uniform"]["bf16"]["tpot_p99_s"] = 0.1
+    (folder / "summary.json").write_text(json.dumps(doc))
+    assert run_cli(capsys, "report", folder)[0] == 0
+    doc["savings"]["uniform"]["bf16"]["tpot_p99_s"] = 0.1001
+    (folder / "summary.json").write_text(json.dumps(doc))
+    line = one_error_line(*run_cli(capsys, "report", folder))
+    assert line == (f"Error: {folder / 'summary.json'}: malformed summary ('savings.uniform.bf16"
+                    ".tpot_p99_s' is 0.1001, over the run's SLO (slo_tpot_p99_s 0.1), where its "
+                    "slo_met says the fleet meets it); rerun `tiersim run` to rewrite it")

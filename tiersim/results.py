@@ -483,6 +483,7 @@ def _run_from(data: dict) -> RunResult:
                                                  "tier": name}, at=f"savings.uniform.{name}")
                         for name in named)
         savings = _build(SavingsResult, s, uniform=uniform)
+        _check_uniform_p99s(savings, data)
     sources = _build(Sources, data["sources"])
     profile_data = data["profile"]
     profile = _build(ProfileUsed, profile_data, checked=_checked_from(
@@ -497,6 +498,24 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
+
+
+def _check_uniform_p99s(savings, data: dict) -> None:
+    """A ValueError where a uniform fleet's ``slo_met`` is true and its p99 (``ttft_p99_s``,
+    ``tpot_p99_s``) is over the run's SLO: a fleet sized to meet the SLOs never writes that, and
+    the page showed "meets SLOs: yes" beside a p99 over it (hand-edited)."""
+    from tiersim.errors import json_written
+    from tiersim.results_figures import within_limit
+
+    for fleet in savings.uniform:
+        for key in ("ttft_p99_s", "tpot_p99_s"):
+            slo, p99 = data.get(f"slo_{key}"), getattr(fleet, key)
+            if fleet.slo_met and isinstance(slo, int | float) and not isinstance(slo, bool) \
+                    and p99 is not None and not within_limit(p99, slo):
+                said = data["savings"]["uniform"][fleet.tier][key]  # as written
+                raise ValueError(f"'savings.uniform.{fleet.tier}.{key}' is {json_written(said)}, "
+                                 f"over the run's SLO (slo_{key} {json_written(slo)}), where "
+                                 "its slo_met says the fleet meets it")
 
 
 def tier_slo_notes(r: RunResult) -> list[str]:
