@@ -164,12 +164,14 @@ def test_a_fleet_that_holds_at_every_seed_says_so_in_plain_lines(tmp_path):
 
 
 def test_check_seeds_0_turns_it_off(tmp_path):
-    """No block, and plan.json's seed_check is null."""
+    """No block, and plan.json's seed_check is null (since round 53 one line says no seed
+    was checked, in the block's place: tests/test_round53_fresh53b.py)."""
     doc = tiny_doc()
     doc["trace"]["window"] = [240, 270]
     code, out, _ = plan(str(write_yaml(tmp_path / "s.yaml", doc)), "--out",
                         str(tmp_path / "p"), "--no-report", "--check-seeds", "0")
-    assert code == 0 and "seed check" not in out
+    assert code == 0 and "seed check (" not in out
+    assert "  seed check: none (--check-seeds 0): " in out
     assert json.loads((tmp_path / "p" / "plan.json").read_text())["seed_check"] is None
 
 

@@ -43,3 +43,26 @@ def test_an_unreachable_floor_says_which_way_it_routes(tmp_path, capsys):
             "draws, where a tier more accurate in expectation can lose), and whether the floor "
             "is met is judged on the run's accuracy over all its requests (it can differ from "
             "the split's)\n") in err
+
+
+def test_a_plan_checked_at_no_other_seed_says_so(tmp_path, capsys):
+    """`tiersim plan --check-seeds 0` printed no seed-check block and no line in its place, so
+    its plan read like one that held at every seed (on the default job the planned fleet holds
+    at 1 of 4). It now says where the block would be that nothing was checked, and how to check
+    it; a plan with the default check prints its block and not this line."""
+    capsys.readouterr()
+    code = main(["plan", "tiny", "--check-seeds", "0", "--no-report", "--out",
+                 str(tmp_path / "p")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    line = ("  seed check: none (--check-seeds 0): every figure above is at the scenario's seed "
+            "alone, whose draws (the router's fit, each request's correctness) can decide the "
+            "plan; leave --check-seeds out to check the fleet at 3 more seeds\n")
+    assert line in out
+    assert out.index(line) > out.index("  uniform bf16 (1 x 1 GPU)")
+    assert out.index(line) < out.index("latencies simulated")
+    code = main(["plan", "tiny", "--check-seeds", "1", "--no-report", "--out",
+                 str(tmp_path / "q")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "seed check: none" not in out and "  seed check (modelled" in out

@@ -110,6 +110,10 @@ def plan(
                                cost_model=_check_cost_model(cost_model), report=report,
                                check_seeds=check_seeds, robust=robust)  # a plain int once checked
         echo(format_plan(result))
+        if not check_seeds and result.plan is not None:
+            from tiersim.cli.plan_seeds import UNCHECKED
+
+            echo(UNCHECKED)
         for line in provenance_lines(path):
             echo(line)
         echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))

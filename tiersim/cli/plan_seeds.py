@@ -34,6 +34,13 @@ SOURCE = ("modelled: simulated by the plan's evaluator, the planned scenario wit
 """Where every figure of the seed check comes from, as plan.json's ``seed_check.source`` and
 the printed block say it."""
 
+UNCHECKED = (f"  seed check: none (--check-seeds 0): every figure above is at the scenario's "
+             "seed alone, whose draws (the router's fit, each request's correctness) can decide "
+             f"the plan; leave --check-seeds out to check the fleet at {DEFAULT_CHECK_SEEDS} more "
+             "seeds")
+"""The line ``tiersim plan --check-seeds 0`` prints where the seed check's block would be: before,
+it printed nothing, and a plan checked at no other seed read like one that held at every seed."""
+
 LARGEST_SEED = 2**63 - 1
 """The largest ``seed`` a scenario takes (:class:`tiersim.scenario_models.Scenario`)."""
 
