@@ -66,3 +66,22 @@ def test_a_plan_checked_at_no_other_seed_says_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "seed check: none" not in out and "  seed check (modelled" in out
+
+
+def test_a_sweeps_sources_that_vary_read_one_by_one():
+    """A sweep's report joined its points' latency sources by "; ", and a source's own words
+    hold "; " ("fitted on measured serving rows; public measured (...)"): two sources read as
+    three items, one of them twice. Each is now quoted, with how many points read it; a
+    profile's names stay joined by ", " (tests/test_round23_report.py)."""
+    import pandas as pd
+
+    from tiersim.report.page import _points_value
+
+    a = "fitted on measured serving rows; public measured"
+    sweep = pd.DataFrame({"sources.latency": [a, a, f"{a}; roofline"],
+                          "profile.name": ["h200_x", "b200_x", "h200_x"]})
+    assert _points_value(sweep, "sources.latency", counted=True) == (
+        'varied across the points: "fitted on measured serving rows; public measured" '
+        '(2 points); "fitted on measured serving rows; public measured; roofline" (1 point)')
+    assert _points_value(sweep, "profile.name") == "varied across the points: h200_x, b200_x"
+    assert _points_value(sweep.iloc[:2], "sources.latency", counted=True) == a

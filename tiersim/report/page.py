@@ -259,20 +259,29 @@ gives them from its summary."""
 def _sweep_sources(data: ReportData) -> list[list[Any]]:
     """Where a sweep's latencies, accuracies and costs come from, from its points
     (:func:`_points_value`)."""
-    return [[name, _points_value(data.sweep, column, "; ")]
+    return [[name, _points_value(data.sweep, column, counted=True)]
             for name, column in SWEEP_SOURCES.items()]
 
 
-def _points_value(sweep: pd.DataFrame | None, column: str, sep: str = ", ") -> str | None:
+def _points_value(sweep: pd.DataFrame | None, column: str, counted: bool = False) -> str | None:
     """A sweep column's one value over its points, or "varied across the points: a, b" when
-    they differ (joined by ``sep``: a source's own words hold commas); None when the sweep has
-    no such column (or no sweep)."""
+    they differ; None when the sweep has no such column (or no sweep). ``counted``: each value
+    quoted, with how many points read it, joined by "; " ('varied across the points: "fitted
+    on measured serving rows; public measured" (2 points); "roofline" (2 points)'): a
+    source's own words hold commas and semicolons, so before, two sources joined by "; " read
+    as three or four, and no reader could tell where one ended."""
     if not isinstance(sweep, pd.DataFrame) or column not in sweep:
         return None
-    used = [str(v) for v in sweep[column].dropna().unique()]
+    counts = sweep[column].dropna().astype(str).value_counts(sort=False)
+    used = list(counts.index)
     if not used:
         return None
-    return used[0] if len(used) == 1 else f"varied across the points: {sep.join(used)}"
+    if len(used) == 1:
+        return used[0]
+    if not counted:
+        return f"varied across the points: {', '.join(used)}"
+    return "varied across the points: " + "; ".join(
+        f'"{v}" ({n} point{"s" * (n != 1)})' for v, n in counts.items())
 
 
 def _trace_read_rows(run: RunResult | None) -> list[list[Any]]:
