@@ -85,3 +85,35 @@ def test_a_sweeps_sources_that_vary_read_one_by_one():
         '(2 points); "fitted on measured serving rows; public measured; roofline" (1 point)')
     assert _points_value(sweep, "profile.name") == "varied across the points: h200_x, b200_x"
     assert _points_value(sweep.iloc[:2], "sources.latency", counted=True) == a
+
+
+def test_a_percent_or_a_dollar_sign_is_told_the_number_to_write(tmp_path, capsys):
+    """A planner wrote `accuracy_floor: 93%` and `cost_per_gpu_hour: $3.50`; each was refused
+    as "input should be a valid number, unable to parse string as a number (got '93%')", with
+    no fix. Each now gets the number to write, in the scenario and on a flag."""
+    from tiersim.numbers import misspelt
+
+    assert misspelt("93%", "accuracy_floor") == ("93% is a percent; write the share 0.93 (a "
+                                                 "share from 0 to 1)")
+    assert misspelt("12.5 %", "fpr") == ("12.5 % is a percent; write the share 0.125 (a share "
+                                         "from 0 to 1)")
+    assert misspelt("40%", "replicas") == ("40%: replicas is no share, and tiersim reads no % "
+                                           "sign; write the number alone")
+    assert misspelt("$3.50", "cost_per_gpu_hour") == ("$3.50 has a currency sign, which "
+                                                      "tiersim does not read; write 3.50 (USD)")
+    assert misspelt("$0.1", "tpot_p99_s") == ("$0.1 has a currency sign, which tiersim does "
+                                              "not read; write the number alone")
+    assert misspelt("0.93", "accuracy_floor") is None
+    path = tmp_path / "s.yaml"
+    path.write_text("name: t\nmodel: Llama-3.1-8B\nprofile: null\n"
+                    f"trace: {{path: {TRACE}, window: [240, 250]}}\ntiers:\n"
+                    "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: $3.50}\n")
+    capsys.readouterr()
+    assert main(["run", str(path), "--no-baselines", "--no-report"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"Error: {path}: line 6: tiers[0].cost_per_gpu_hour: $3.50 has a currency "
+                   "sign, which tiersim does not read; write 3.50 (USD)\n")
+    assert main(["plan", "tiny", "--accuracy-floor", "93%", "--out", str(tmp_path / "p")]) == 1
+    out = capsys.readouterr()
+    assert (out.out + out.err) == ("Error: --accuracy-floor: 93% is a percent; write the share "
+                                   "0.93 (a share from 0 to 1); see tiersim plan --help\n")

@@ -137,7 +137,36 @@ def misspelt(text: str, key: str | None = None) -> str | None:
         why = reading(text)
         if why is not None:
             return why
-    return _with_unit(text, key)
+    return _percent_or_dollars(text, key) or _with_unit(text, key)
+
+
+_PERCENT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*%")
+"""A number written as a percent: ``93%``, ``93.5 %``."""
+_DOLLARS = re.compile(r"\$\s*((?:\d+\.?\d*|\.\d+))")
+"""A price written with a dollar sign before it: ``$3.50``."""
+
+
+def _percent_or_dollars(text: str, key: str | None = None) -> str | None:
+    """``93%`` for a share, ``$3.50`` for a price: the number to write instead. Before, both
+    were refused as "input should be a valid number, unable to parse string as a number (got
+    '93%')", with no fix (a whole ``93`` for a share is told "a share, not a percent")."""
+    match = _PERCENT.fullmatch(text)
+    if match is not None:
+        share = format(Decimal(match.group(1)).scaleb(-2).normalize(), "f")
+        if key is None or key in SHARE_KEYS:
+            return f"{shown(text)} is a percent; write the share {share} (a share from 0 to 1)"
+        return (f"{shown(text)}: {key} is no share, and tiersim reads no % sign; write the "
+                "number alone")
+    match = _DOLLARS.fullmatch(text)
+    if match is not None:
+        price = key is None or key in _PRICE_KEYS
+        return (f"{shown(text)} has a currency sign, which tiersim does not read; write "
+                + (f"{match.group(1)} (USD)" if price else "the number alone"))
+    return None
+
+
+_PRICE_KEYS = frozenset({"cost_per_gpu_hour", "budget_usd_per_request", "cost_per_request_usd"})
+"""Scenario keys whose number is a price in USD."""
 
 
 _UNIT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]{1,5})")
