@@ -212,7 +212,10 @@ class ConstrainedRouter(Router):
         cuts = cut_grid(len(score), len(self.tiers), allowed=score_boundaries(score))
         acc, cost = evaluate_cuts(correct, weight, cuts)
         self._grid = cuts, len(score)  # for the unreachable floor's note (Floor.pick_at)
-        best, feasible = self.pick(acc, cost)
+        try:
+            best, feasible = self.pick(acc, cost)
+        finally:
+            self._grid = None  # the grid can be large: not kept on the fitted router
         chosen = cuts[best]
         n = len(score)
         tier = np.searchsorted(chosen, np.arange(n), side="right")  # row i's tier
