@@ -153,13 +153,16 @@ def _percent_or_dollars(text: str, key: str | None = None) -> str | None:
     match = _PERCENT.fullmatch(text)
     if match is not None:
         share = format(Decimal(match.group(1)).scaleb(-2).normalize(), "f")
-        if key is None or key in SHARE_KEYS:
+        if key in SHARE_KEYS:
             return f"{shown(text)} is a percent; write the share {share} (a share from 0 to 1)"
+        if key is None:  # a flag: its key is not known here, nor whether it is a share
+            return (f"{shown(text)} has a % sign, which tiersim does not read; write the "
+                    f"number alone (a share from 0 to 1 as {share})")
         return (f"{shown(text)}: {key} is no share, and tiersim reads no % sign; write the "
                 "number alone")
     match = _DOLLARS.fullmatch(text)
     if match is not None:
-        price = key is None or key in _PRICE_KEYS
+        price = key in _PRICE_KEYS
         return (f"{shown(text)} has a currency sign, which tiersim does not read; write "
                 + (f"{match.group(1)} (USD)" if price else "the number alone"))
     return None
