@@ -270,7 +270,7 @@ def test_runner_up_lines_give_gpus_as_the_plans_line_does():
      "'router.quality.auroc' must be a fraction between 0 and 1, got 1.5"),
     ({"auroc": 0.7, "auroc_ci95": [0.6, 2.5]},
      "'router.quality.auroc_ci95[1]' must be a fraction between 0 and 1, got 2.5"),
-    ({"requests": "many"}, "'router.quality.requests' must be a number, got 'many'"),
+    ({"requests": "many"}, "'router.quality.requests' must be a number, got \"many\""),
     ({"no_auroc": 3}, "'router.quality.no_auroc' must be str, got 3"),
 ])
 def test_a_hand_edited_quality_is_one_line(hand_edited_run, tmp_path, capsys, edit, problem):
