@@ -43,9 +43,10 @@ PRICE_SAMPLE = 256
 """Requests of the workload :func:`cost_weight` prices a tier over, at most: drawn without
 replacement from the routed table (all of it when it holds no more), the same for every tier,
 so that ranking tiers stays cheap on a trace of millions of rows."""
-PRICE_DECODE_SEQS = 32
-"""The decode batch :func:`cost_weight` prices a request's output tokens at (the tier's
-``max_num_seqs`` where that is fewer): each decode step's time is shared by its sequences."""
+BATCH_ROUNDS = 200
+"""Rounds of Little's law at most in :func:`decode_batch`'s fixed point: each round's batch
+is no less than the one before, so where they do not settle (a load at the edge of what the
+tier can take) the batch is the last round's, a lower bound on the fixed point."""
 PRICE_SEED_KEY = 52
 """The spawn key of the scenario seed's child that draws :data:`PRICE_SAMPLE`'s rows
 (:func:`price_sample`): apart from the run's workload, classifier and router generators."""
@@ -54,23 +55,40 @@ PRICE_SEED_KEY = 52
 @dataclasses.dataclass(frozen=True)
 class LengthMix:
     """The prompt and output tokens (as logged) of the requests a tier's price per request is
-    taken over (:func:`price_sample`); the same rows for every tier."""
+    taken over (:func:`price_sample`); the same rows for every tier. ``rate``: the requests a
+    second each engine replica of the fleet receives, the load spread evenly over them
+    (:func:`arrival_rate` over the replicas; 0: no load known, a decode batch of one
+    sequence)."""
 
     prompt: np.ndarray
     output: np.ndarray
+    rate: float = 0.0
 
 
-def price_sample(df: pd.DataFrame, seed: int) -> LengthMix:
+def arrival_rate(df: pd.DataFrame) -> float:
+    """Requests a second of the routed table ``df``: its rows over the span of their arrivals
+    (0 for fewer than two rows or no span: no load to batch)."""
+    if len(df) < 2:
+        return 0.0
+    arrival = df["arrival_s"].to_numpy(np.float64)
+    span = float(arrival.max() - arrival.min())
+    return len(df) / span if span > 0 else 0.0
+
+
+def price_sample(df: pd.DataFrame, seed: int, replicas: int = 1) -> LengthMix:
     """Up to :data:`PRICE_SAMPLE` rows of the routed table ``df`` (its ``input_tokens`` and
     ``output_tokens``), drawn without replacement by the scenario ``seed``'s child
-    :data:`PRICE_SEED_KEY` (every row where there are no more), in table order."""
+    :data:`PRICE_SEED_KEY` (every row where there are no more), in table order, with the
+    table's arrival rate over the fleet's ``replicas`` (engine replicas between the routed
+    tiers: :func:`fleet_replicas`)."""
     count = len(df)
     rows = np.arange(count)
     if count > PRICE_SAMPLE:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PRICE_SEED_KEY,)))
         rows = np.sort(rng.choice(count, PRICE_SAMPLE, replace=False))
     return LengthMix(prompt=df["input_tokens"].to_numpy(np.int64)[rows],
-                     output=df["output_tokens"].to_numpy(np.int64)[rows])
+                     output=df["output_tokens"].to_numpy(np.int64)[rows],
+                     rate=arrival_rate(df) / max(1, int(replicas)))
 
 
 def load_scenario_trace(scenario: Scenario, source: str) -> LoadedTrace:
@@ -273,11 +291,22 @@ def tier_infos(scenario: Scenario, fleet: Fleet | list | None = None,
 def priced(infos: list[TierInfo], scenario: Scenario, fleet: Fleet,
            df: pd.DataFrame) -> list[TierInfo]:
     """``infos`` (the routed tiers' of the built ``fleet``, as :func:`tier_infos` gives them)
-    with each ``cost_weight`` taken over the routed table ``df``'s requests
-    (:func:`price_sample` at the scenario's seed; :func:`cost_weight`)."""
-    mix = price_sample(df, scenario.seed)
+    with each ``cost_weight`` taken over the routed table ``df``'s requests at the load each
+    replica of ``fleet`` receives (:func:`price_sample` at the scenario's seed;
+    :func:`cost_weight`)."""
+    mix = price_sample(df, scenario.seed, fleet_replicas(scenario))
     return [dataclasses.replace(info, cost_weight=cost_weight(tier, scenario.cost_model, mix))
             for info, tier in zip(infos, fleet.tiers, strict=True)]
+
+
+def fleet_replicas(scenario: Scenario) -> int:
+    """The engine replicas the scenario's routed tiers run between them (replicas x
+    ``data_parallel``), the load its routers' prices spread evenly over
+    (:func:`price_sample`): a fleet sized to its routing gives each tier replicas in
+    proportion to its share, so each replica of every tier carries about the fleet's mean
+    load whatever the shares. The planner prices every design at the scenario's own fleet
+    too, as a run of the scenario would."""
+    return sum(int(t.replicas) * int(t.data_parallel) for t in scenario.tiers)
 
 
 #: The accuracy prior of a format that has none of its own (a tier's ``precision``, or the
@@ -355,13 +384,17 @@ def _checkpoint_format(scenario: Scenario, tier) -> str:
 def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) -> float:
     """Cost of serving a request on a tier, in USD, in the cost model in force: its fixed
     price per request under ``fixed_per_request``, else the engine replica's price for the
-    replica-seconds the requests of ``mix`` take on average on the tier's step model
-    (:func:`request_seconds`); 0 for a mix of no request, NaN without a mix (not priced yet).
-    A per-request price the ``provisioned`` and ``attributed`` ledgers ignore does not steer
-    routing. It was the price of one reference step (a 512-token prefill beside 32 decodes at
-    2,048 tokens of context), which a piecewise operator table could rank otherwise than the
-    fleets the tiers need: NVIDIA's FP8 GEMM tables time 512 tokens at half of 513's, so at
-    Llama-3.1-70B TP2 on H200 FP8 was priced above BF16 (0.000173 against 0.00017 USD)."""
+    replica-seconds the requests of ``mix`` take on average on the tier's step model at the
+    decode batch a replica receiving ``mix.rate`` requests a second runs
+    (:func:`request_seconds`); 0 for a mix of no request, NaN
+    without a mix (not priced yet). A per-request price the ``provisioned`` and
+    ``attributed`` ledgers ignore does not steer routing. It was the price of one reference
+    step (a 512-token prefill beside 32 decodes at 2,048 tokens of context), which a piecewise
+    operator table could rank otherwise than the fleets the tiers need: NVIDIA's FP8 GEMM
+    tables time 512 tokens at half of 513's, so at Llama-3.1-70B TP2 on H200 FP8 was priced
+    above BF16 (0.000173 against 0.00017 USD); then (round 52) a 32nd of a 32-sequence decode
+    step per output token, about half of what a request costs at the batches light loads run,
+    and in the wrong order where a 4-bit weight-only tier's small-batch step is the dearer."""
     if cost_model == "fixed_per_request" and tier.config.cost_per_request_usd is not None:
         return tier.config.cost_per_request_usd
     if mix is None:
@@ -369,23 +402,23 @@ def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) 
     if not len(mix.prompt):
         return 0.0
     seconds = request_seconds(tier.step_model, tier.limits,
-                              tier.config.output_length_multiplier, mix)
+                              tier.config.output_length_multiplier, mix, mix.rate)
     return tier.usd_per_replica_second * float(seconds.mean())
 
 
-def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix) -> np.ndarray:
+def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
+                    rate: float = 0.0) -> np.ndarray:
     """Replica-seconds each request of ``mix`` takes on one engine replica of step model
-    ``model``: its prompt prefilled alone, in chunks of the scheduler's
-    ``max_num_batched_tokens`` (each chunk one step, beside the prompt's earlier chunks in
-    the cache), plus its output tokens on the tier (``multiplier`` applied, at least one) each
-    a share of a pure-decode step of :data:`PRICE_DECODE_SEQS` sequences (the tier's
-    ``max_num_seqs`` where fewer) at its mean context (prompt plus half its output). Neither
-    a prefix cache's hits nor speculative decoding is counted, as the routers compare tiers
-    on the same requests."""
+    ``model`` receiving ``rate`` requests a second: its prompt prefilled alone, in chunks of
+    the scheduler's ``max_num_batched_tokens`` (each chunk one step, beside the prompt's
+    earlier chunks in the cache), plus its output tokens on the tier (``multiplier``
+    applied, at least one) each a share of a pure-decode step of the replica's decode batch
+    (:func:`decode_batch`) at its mean context (prompt plus half its output). Neither a
+    prefix cache's hits nor speculative decoding is counted, as the routers compare tiers on
+    the same requests."""
     from tiersim.routing.capability import output_on_tier
 
     chunk = max(1, int(limits.max_num_batched_tokens))
-    seqs = max(1, min(PRICE_DECODE_SEQS, int(limits.max_num_seqs)))
     seen: dict[int, float] = {}
     prefill = np.empty(len(mix.prompt))
     for i, tokens in enumerate(mix.prompt.tolist()):
@@ -394,10 +427,74 @@ def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix) 
                 prefill_chunks=((min(chunk, tokens - start), start),)))
                 for start in range(0, tokens, chunk))
         prefill[i] = seen[tokens]
-    output = output_on_tier(mix.output, multiplier)
-    context = mix.prompt + output / 2.0
-    step = np.asarray(model.decode_times(seqs, seqs * context), dtype=np.float64)
-    return prefill + output * step / seqs
+    output = output_on_tier(mix.output, multiplier).astype(np.float64)
+    step = DecodeSteps(model, mix.prompt + output / 2.0)
+    seqs = decode_batch(rate, prefill, output, step, int(limits.max_num_seqs))
+    return prefill + output * step(seqs) / seqs
+
+
+class DecodeSteps:
+    """Seconds of one pure-decode step per request of a mix, at a batch of ``seqs`` sequences
+    each at that request's ``context`` (the step model's ``decode_times``); a batch between
+    two whole ones is read on the straight line between them. Each whole batch is asked once."""
+
+    def __init__(self, model: Any, context: np.ndarray) -> None:
+        self.model = model
+        self.context = np.asarray(context, dtype=np.float64)
+        self._at: dict[int, np.ndarray] = {}
+
+    def whole(self, seqs: int) -> np.ndarray:
+        """The steps at ``seqs`` sequences (cached)."""
+        if seqs not in self._at:
+            self._at[seqs] = np.asarray(self.model.decode_times(seqs, seqs * self.context),
+                                        dtype=np.float64)
+        return self._at[seqs]
+
+    def __call__(self, seqs: float) -> np.ndarray:
+        """The steps at ``seqs`` sequences (whole or not)."""
+        low = int(np.floor(seqs))
+        frac = seqs - low
+        if frac <= 0.0:
+            return self.whole(low)
+        return self.whole(low) + frac * (self.whole(low + 1) - self.whole(low))
+
+
+def busy_batch(load: float) -> float:
+    """The mean number of sequences in a replica while it holds any, where ``load`` are in it
+    on average (Little's law: requests a second times seconds each) and they come and go
+    independently (Poisson: ``load / (1 - exp(-load))``): 1 at light load, where a replica
+    runs one sequence at a time and is otherwise idle (an idle replica's time is no request's),
+    ``load`` at heavy load."""
+    if load <= 1e-12:
+        return 1.0
+    return load / -np.expm1(-load)
+
+
+def decode_batch(rate: float, prefill: np.ndarray, output: np.ndarray, step: Any,
+                 cap: int) -> float:
+    """Sequences a replica decodes a step at ``rate`` requests a second, by Little's law:
+    the batch ``b`` is ``rate`` times a request's mean time in the engine at ``b`` (its
+    ``prefill`` seconds plus its ``output`` tokens' steps, ``step(b)`` each), at least 1 and
+    at most ``cap`` (the scheduler's ``max_num_seqs``). The time grows with the batch, so from
+    one sequence each round's batch is no less than the one before and they rise to the
+    least fixed point; they stop when a round moves the batch by under a millionth, or at
+    the cap (the load is more than the replica can take: it runs full), or after
+    :data:`BATCH_ROUNDS` rounds (a batch that is still rising: a lower bound). Deterministic:
+    no draw."""
+    cap = max(1, int(cap))
+    seqs = 1.0
+    if rate <= 0.0 or not len(prefill):
+        return seqs
+    prefilling = rate * float(np.mean(prefill))  # share of the replica's time in prefill
+    if prefilling >= 1.0:
+        return float(cap)  # more prompts than it can prefill: it runs full
+    for _ in range(BATCH_ROUNDS):
+        engine_s = prefill + output * step(seqs) / (1.0 - prefilling)
+        nxt = min(float(cap), busy_batch(rate * float(np.mean(engine_s))))
+        if nxt - seqs <= 1e-6 * seqs:
+            return nxt
+        seqs = nxt
+    return seqs
 
 
 def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,

@@ -32,12 +32,12 @@ from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor, 
 from tiersim.fleet import build_fleet
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
-    PRICE_DECODE_SEQS,
     PRICE_SAMPLE,
     baseline_infos,
     check_fleet_memory,
     check_run_memory,
     cost_weight,
+    fleet_replicas,
     load_scenario_trace,
     prepare,
     prepare_all,
@@ -348,7 +348,8 @@ def _note_weight_order(scenario: Scenario, infos: list[TierInfo], source: str,
 
 PRICE_WORDS = (f"priced over up to {PRICE_SAMPLE} of the served requests, each by the "
                "replica-seconds it takes on the tier's step model, its prompt in the engine's "
-               f"chunks and its output in {PRICE_DECODE_SEQS}-sequence decode steps")
+               "chunks and its output at the decode batch the run's load gives a replica of "
+               "its fleet (Little's law)")
 """What the routers' price per request of a tier (``cost_weight``) is, as notes name it where
 no tier is priced per request (:func:`tiersim.inputs.cost_weight`)."""
 

@@ -258,9 +258,10 @@ def _note_tier_order(scenario, source: str, df) -> None:
     one), so the order, not the price, decides which way round a design is tried. ``df``: the
     served requests the tiers are priced over, as a run prices them."""
     from tiersim.fleet import build_fleet
-    from tiersim.runner import note_tier_order, price_sample, tier_infos
+    from tiersim.runner import fleet_replicas, note_tier_order, price_sample, tier_infos
 
-    infos = tier_infos(scenario, build_fleet(scenario), price_sample(df, scenario.seed))
+    infos = tier_infos(scenario, build_fleet(scenario),
+                       price_sample(df, scenario.seed, fleet_replicas(scenario)))
     note_tier_order(scenario, infos, source)
 
 

@@ -327,9 +327,12 @@ class SimEvaluator:
     @property
     def price_mix(self):
         """The requests each design's tiers are priced over for routing (``cost_weight``): the
-        run's sample of the served table (:func:`tiersim.inputs.price_sample`), drawn once."""
+        run's sample of the served table (:func:`tiersim.inputs.price_sample`), drawn once, at
+        the load per replica of the scenario's own fleet (:func:`tiersim.inputs.fleet_replicas`:
+        a design's replicas are sized after its routing)."""
         if self._price_mix is None:
-            self._price_mix = self.runner.price_sample(self.df, self.scenario.seed)
+            self._price_mix = self.runner.price_sample(
+                self.df, self.scenario.seed, self.runner.fleet_replicas(self.scenario))
         return self._price_mix
 
     @property
