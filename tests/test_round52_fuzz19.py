@@ -160,15 +160,17 @@ def test_robust_worst_seed_is_found_among_the_figures_written(tmp_path):
 
 
 def test_a_router_refused_at_a_later_seed_names_it(tmp_path):
-    """The tiny scenario under a budget of 8.6e-05 USD a request: the routers price a tier over
-    256 of its 317 requests drawn by the seed, w4a16 at 8.504e-05 at seed 0 (the run routes)
-    and 8.761e-05 at seed 3. ``--robust --check-seeds 3`` refused w4a16+bf16 with seed 3's
-    price and no word of seed 3, as if the scenario's own run were refused."""
+    """The tiny scenario under a budget of 0.000168 USD a request: the routers price a tier
+    over 256 of its requests drawn by the seed, the cheapest (bf16) at 0.000165 at seed 0
+    (the run routes) and 0.0001711 at seed 3. ``--robust --check-seeds 3`` refused
+    w4a16+bf16 with seed 3's price and no word of seed 3, as if the scenario's own run were
+    refused. Round 53: the prices are at the load's decode batch (the budget was 8.6e-05,
+    between w4a16's 8.504e-05 and 8.761e-05 at a 32-sequence batch)."""
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(
-        router={"policy": "budget", "budget_usd_per_request": 8.6e-05}))
+        router={"policy": "budget", "budget_usd_per_request": 0.000168}))
     done = run_cli("plan", str(path), "--robust", "--check-seeds", "3", "--no-report",
                    "--out", str(tmp_path / "p"))
     assert done.returncode == 0, done.stderr
     assert (f"  runner-up w4a16+bf16: router: at seed 3 (--robust sizes for it too): {path}: "
-            "router.budget_usd_per_request: budget 8.6e-05 per request is below the cheapest "
-            "tier's 8.761e-05; raise it") in done.stdout.splitlines()
+            "router.budget_usd_per_request: budget 0.000168 per request is below the cheapest "
+            "tier's 0.0001711; raise it") in done.stdout.splitlines()
