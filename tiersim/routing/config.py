@@ -124,7 +124,8 @@ class RouterConfig(_Strict):
       ``budget_relative`` (a fraction of the top tier's cost per request) or
       ``budget_usd_per_request`` (in the tiers' ``cost_weight`` unit: the price per request under
       ``cost_model: fixed_per_request``, else the price of the served requests' replica-seconds
-      on the tier's step model: :func:`tiersim.inputs.cost_weight`).
+      on the tier's step model at the decode batch the load gives a replica of the fleet:
+      :func:`tiersim.inputs.cost_weight`).
     - ``step_type``: agent steps by their ``step_type`` column: ``step_tiers`` maps a step type
       to a tier (a name, an index, "top" or "cheapest"; default :data:`DEFAULT_STEP_TIERS`);
       other step types go where the ``step_fallback`` policy sends them (any other policy, with
