@@ -146,12 +146,12 @@ def by_hand(tier, df, seed: int, replicas: int) -> float:
 def test_routing_yaml_price_ranks_the_tiers_as_their_uniform_runs_do(tmp_path, monkeypatch):
     """routing.yaml (lagrangian over NVFP4 / FP8 / BF16): the price per request, BF16 = 1, is
     NVFP4 0.859 and FP8 0.944 (round 52's 32-sequence price: 0.876 and 0.923, as the
-    scenario's comment says: 0.88 and 0.92); each tier run alone at the uniform fleets' 4
-    replicas costs 0.875 and 0.950 of BF16's per request (attributed: busy GPU time over
-    requests). The same order, and within 0.03 of each other; the absolute price is 1.09 to
-    1.11 of the simulated busy cost per request (round 53: priced at the decode batch the
-    load gives each of the scenario's 4 replicas, about 1.07 sequences; round 52's
-    32-sequence price read about 0.54 of it)."""
+    scenario's comment said until round 53: 0.88 and 0.92); each tier run alone at the
+    uniform fleets' 4 replicas costs 0.875 and 0.950 of BF16's per request (attributed: busy
+    GPU time over requests). The same order, and within 0.03 of each other; the absolute
+    price is 1.09 to 1.11 of the simulated busy cost per request (round 53: priced at the
+    decode batch the load gives each of the scenario's 4 replicas, about 1.07 sequences;
+    round 52's 32-sequence price read about 0.54 of it)."""
     doc = yaml.safe_load((SCENARIOS / "routing.yaml").read_text())
     doc.pop("sweep")
     priced_from: list = []
