@@ -81,9 +81,11 @@ DIFF = {"difficulty": {"kind": "three_type", "p_easy": 0.7, "p_hopeless": 0.14,
 
 def _scenario(tmp_path, floor: float):
     """The tiny scenario with the default job's tiers and accuracies (FP8 hard 0.76, BF16
-    0.80) behind the floor router."""
+    0.80) behind the floor router, FP8 at 3.0 USD an hour: priced at the decode batch this
+    load gives a replica (round 53), tiny's roofline FP8 at 3.5 costs 1.12 x BF16 per
+    request (as its runs alone do), and the floor router sent it nothing."""
     t = tiny_doc()["tiers"]
-    fp8 = dict(t[0], name="fp8", precision="fp8",
+    fp8 = dict(t[0], name="fp8", precision="fp8", cost_per_gpu_hour=3.0,
                accuracy={"easy": 1.0, "hard": 0.76, "hopeless": 0.0})
     bf16 = dict(t[1], accuracy={"easy": 1.0, "hard": 0.80, "hopeless": 0.0})
     doc = tiny_doc(tiers=[fp8, bf16], router={"policy": "floor"}, accuracy_floor=floor,
