@@ -37,7 +37,10 @@ def test_a_reader_gone_from_the_pipe_ends_the_command_quietly_with_sigpipes_stat
     pipe), as an error would; it is now 128 + SIGPIPE, as git's or seq's, with nothing on
     stderr."""
     done = into_closed_pipe(*args)
-    assert (done.returncode, done.stderr) == (READER_GONE, "")
+    # stderr holds tiny's own tier-order note alone (round 53: W4A16 listed first costs more
+    # per request at tiny's load): no traceback, no Error line
+    assert done.returncode == READER_GONE
+    assert [line for line in done.stderr.splitlines() if not line.startswith("note: ")] == []
 
 
 def test_a_run_whose_reader_left_writes_its_folder_and_ends_with_sigpipes_status(tmp_path):
@@ -46,7 +49,10 @@ def test_a_run_whose_reader_left_writes_its_folder_and_ends_with_sigpipes_status
     out = tmp_path / "o"
     done = into_closed_pipe("run", REPO / "scenarios" / "tiny.yaml", "--out", out,
                             "--no-baselines")
-    assert (done.returncode, done.stderr) == (READER_GONE, "")
+    # stderr holds tiny's own tier-order note alone (round 53: W4A16 listed first costs more
+    # per request at tiny's load): no traceback, no Error line
+    assert done.returncode == READER_GONE
+    assert [line for line in done.stderr.splitlines() if not line.startswith("note: ")] == []
     assert (out / "summary.json").is_file()
 
 
