@@ -31,6 +31,11 @@ from tiersim.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = (ROOT / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+CHEAP_FIRST = ("cost_per_gpu_hour: 3.50", "cost_per_gpu_hour: 2.50")
+"""A :func:`tiny_with` edit giving w4a16 (the first tier) 2.50 USD a GPU-hour: cheaper per
+request than bf16, as listed. Round 53 prices tiny's tiers at the decode batch its load
+gives a replica, where W4A16 at one price is the dearer (as its runs are), and a run of
+tiny's own tiers notes their order: for tests whose stderr must hold their own lines alone."""
 SECRET = "hunter2-do-not-echo"
 
 
@@ -386,7 +391,10 @@ def test_failed_points_make_sweep_exit_1_naming_them(tmp_path, capsys):
     """A point that fails while it runs (its trace cannot be read) is recorded; the others
     are stored and the sweep exits 1 naming it."""
     (tmp_path / "bad.csv").write_text("arrival_s,input_tokens,output_tokens\n0,-5,4\n")
-    path = sweep_file(tmp_path, "  trace.path: [azure2023_code.parquet, bad.csv]\n")
+    path = tmp_path / "sweep.yaml"  # w4a16 cheaper per request than bf16, as listed: else
+    # the point that runs notes the tiers' order (round 53's price at tiny's load)
+    path.write_text(tiny_with(CHEAP_FIRST)
+                    + "\nsweep:\n  trace.path: [azure2023_code.parquet, bad.csv]\n")
     out = tmp_path / "o"
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
                                    "--no-report"))
@@ -401,7 +409,9 @@ def test_a_value_some_point_accepts_runs_and_the_combinations_that_do_not_fit_fa
                                                                                      capsys):
     """6 replicas are over a limit of 4 but within 8: the grid runs, and only the point that
     combines them fails (named), as a point that does not fit does."""
-    path = sweep_file(tmp_path, "  tiers.bf16.replicas: [1, 6]\n  limits.max_replicas: [4, 8]\n")
+    path = tmp_path / "sweep.yaml"  # w4a16 cheaper per request: no tier-order note (round 53)
+    path.write_text(tiny_with(CHEAP_FIRST) + "\nsweep:\n  tiers.bf16.replicas: [1, 6]\n"
+                    "  limits.max_replicas: [4, 8]\n")
     out = tmp_path / "o"
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", out, "--workers", "1",
                                    "--no-report", "--no-baselines"))
@@ -630,6 +640,8 @@ def test_missing_scenario_path_falls_back_to_the_bundled_one(tmp_path, capsys, m
     code, err = run_cli(capsys, "run", "scenarios/tiny.yaml", "--no-baselines")
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.startswith("note:")]
+    # and the bundled tiny's own tier-order note (round 53: W4A16 listed first costs more)
+    notes = [line for line in notes if "listed first, costs more per request" not in line]
     assert len(notes) == 1 and "using the bundled scenarios/tiny.yaml" in notes[0], err
 
 
@@ -691,7 +703,8 @@ def test_a_trace_note_is_one_line_not_a_python_warning(tmp_path, capsys):
     trace.write_text("Timestamp,Request tokens,Response tokens\n0,100,0\n1,100,5\n2,100,6\n")
     scenario = tmp_path / "s.yaml"
     scenario.write_text(tiny_with(("path: azure2023_code.parquet", "path: bg.csv"),
-                                  ("window: [240, 360]", "window: null")))
+                                  ("window: [240, 360]", "window: null"),
+                                  CHEAP_FIRST))  # no tier-order note (round 53)
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0
     assert err.splitlines() == [f"note: {trace}: dropped 1 of 3 rows with 0 response tokens "
@@ -1067,9 +1080,11 @@ def test_a_long_session_of_unservable_steps_is_dropped_without_recursion(tmp_pat
 def test_budget_router_accepts_a_real_budget(tmp_path, capsys):
     """The load-time check priced every tier at 1.0, so budget_relative below 1 (the
     README's 0.6) was always refused. Round 52: priced over tiny's served requests, w4a16 is
-    0.971 of bf16 per request, so a budget of 0.8 is below it; the budget is 0.99."""
+    0.971 of bf16 per request, so a budget of 0.8 is below it; the budget is 0.99. Round 53:
+    at the load's decode batch w4a16 at one price is 1.24 x bf16, so it is given 2.50 USD
+    an hour (0.886 x bf16)."""
     scenario = tmp_path / "s.yaml"
-    doc = yaml.safe_load(TINY)
+    doc = yaml.safe_load(tiny_with(CHEAP_FIRST))
     doc["router"] = {"policy": "budget", "budget_relative": 0.99}
     scenario.write_text(yaml.safe_dump(doc))
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import axis_line, copy_folder, tiny_doc, write_yaml
+from conftest import axis_line, cheap_first_tiers, copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import ROOT, TINY, one_error_line, run_cli
 
 from tiersim.cli.plan import _parse_choose
@@ -93,7 +93,8 @@ def test_a_choose_path_through_a_number_is_one_line(tmp_path, capsys):
 
 def test_disagg_of_a_tier_that_serves_nothing_is_refused(tmp_path, capsys):
     """A tier the router sends nothing scored 0 and was printed as meeting both SLOs."""
-    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.0, 1.0]})
+    doc = tiny_doc(router={"policy": "static_split", "fractions": [0.0, 1.0]},
+                   tiers=cheap_first_tiers())  # no tier-order note above the error
     doc["tiers"][0]["replicas"] = 2
     path = write_yaml(tmp_path / "s.yaml", doc)
     line = one_error_line(*run_cli(capsys, "disagg", path))

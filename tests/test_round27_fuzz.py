@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import copy_folder, tiny_doc, write_yaml
+from conftest import cheap_first_tiers, copy_folder, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 from tiersim.cli import main
@@ -125,7 +125,8 @@ def test_results_the_folder_refuses_are_not_told_to_free_space(tmp_path, capsys,
 
     monkeypatch.setattr(outputs, "write_data_files", refused)
     scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(
-        trace={"path": "azure2023_code.parquet", "window": [240, 270]}))
+        trace={"path": "azure2023_code.parquet", "window": [240, 270]},
+        tiers=cheap_first_tiers()))  # no tier-order note above the error (round 53)
     out = tmp_path / "o"
     line = one_error_line(*run_cli(capsys, "run", scenario, "--out", out, "--no-baselines"))
     assert line == (f"Error: {out}: cannot write results (Operation not permitted); check the "

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import tiny_doc, write_yaml
+from conftest import cheap_first_tiers, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 import tiersim.trace.chunked
@@ -113,8 +113,8 @@ def test_a_run_interrupted_after_its_files_landed_says_they_were_written(tmp_pat
     rename: the line then names the files written, not 'nothing'."""
     import tiersim.cli.run
 
-    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
-    out = tmp_path / "o"
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=cheap_first_tiers()))
+    out = tmp_path / "o"  # (cheap first: no tier-order note on stderr, round 53)
     monkeypatch.setattr(tiersim.cli.run, "print_summary", _interrupt_with(KeyboardInterrupt()))
     code, err = run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")
     assert (code, err) == (130, f"interrupted after this run's files were written to {out} "
@@ -186,9 +186,11 @@ def _burstgpt_log(path, models: list) -> None:
 
 
 def _run_notes(capsys, tmp_path, trace, **trace_keys) -> list[str]:
-    """The notes on stderr of a run of a tiny scenario over ``trace``."""
+    """The notes on stderr of a run of a tiny scenario over ``trace`` (its tiers cheapest
+    first: no tier-order note, round 53)."""
     scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(trace={"path": str(trace),
-                                                               **trace_keys}))
+                                                               **trace_keys},
+                                                        tiers=cheap_first_tiers()))
     code, err = run_cli(capsys, "run", scenario, "--no-baselines")
     assert code == 0, err
     return [line for line in err.splitlines() if line.startswith("note: ")]

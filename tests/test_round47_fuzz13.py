@@ -8,7 +8,7 @@ import re
 
 import pytest
 from conftest import copy_folder
-from test_hostile_inputs import one_error_line, run_cli, tiny_with
+from test_hostile_inputs import CHEAP_FIRST, one_error_line, run_cli, tiny_with
 
 from tiersim.cli import main
 from tiersim.metrics import score_text
@@ -184,7 +184,8 @@ def test_a_session_trace_without_prefix_hashes_is_not_told_it_has_them(tmp_path,
                   "output_tokens": np.full(rows, 20, "int32"), "session_id": 1,
                   "step": np.arange(rows)}).to_parquet(tmp_path / "t.parquet")
     (tmp_path / "s.yaml").write_text(tiny_with(("path: azure2023_code.parquet", "path: t.parquet"),
-                                               ("window: [240, 360]", "window: null")))
+                                               ("window: [240, 360]", "window: null"),
+                                               CHEAP_FIRST))  # no tier-order note (round 53)
     code, err = run_cli(capsys, "run", "s.yaml", "--out", "o", "--no-baselines", "--no-report")
     assert code == 0, err
     assert err.splitlines() == [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TINY
+from conftest import TINY, cheap_first_tiers, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 
@@ -248,7 +248,9 @@ def test_a_full_disk_in_pyarrows_words_is_told_to_free_space(tmp_path, capsys, m
 
     monkeypatch.setattr(outputs, "write_data_files", full)
     monkeypatch.chdir(tmp_path)
-    line = one_error_line(*run_cli(capsys, "run", TINY, "--out", "o"))
+    # tiny cheapest first: no tier-order note above the error (round 53's price)
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=cheap_first_tiers()))
+    line = one_error_line(*run_cli(capsys, "run", scenario, "--out", "o"))
     assert line == ("Error: o: cannot write results (No space left on device); free space or "
                     "choose another --out folder")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from conftest import axis_line, tiny_doc, write_yaml
+from conftest import axis_line, cheap_first_tiers, tiny_doc, write_yaml
 from test_hostile_inputs import one_error_line, run_cli
 
 FAR = [900000, 900010]
@@ -35,7 +35,8 @@ def _run_error(tmp_path, capsys, doc: dict) -> str:
 
 
 def test_a_point_failing_on_its_axis_value_names_the_axis_line(tmp_path, capsys):
-    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]},
+                   tiers=cheap_first_tiers())  # no tier-order note beside the error line
     plain = _run_error(tmp_path, capsys, {**doc, "trace": {**doc["trace"], "window": FAR}})
     run_line = next(i for i, t in enumerate((tmp_path / "run.yaml").read_text().splitlines(), 1)
                     if t.strip().startswith("window:"))
@@ -51,7 +52,8 @@ def test_a_point_failing_at_a_key_no_axis_set_names_the_base_line(tmp_path, caps
     short = tmp_path / "short.parquet"
     pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": 10,
                   "output_tokens": 5}).to_parquet(short)
-    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]})
+    doc = tiny_doc(trace={"path": "azure2023_code.parquet", "window": [240, 300]},
+                   tiers=cheap_first_tiers())  # no tier-order note beside the error line
     doc["sweep"] = {"trace.path": ["azure2023_code.parquet", "short.parquet"]}  # beside s.yaml
     line, error = _sweep(tmp_path, capsys, doc)
     path = tmp_path / "s.yaml"
