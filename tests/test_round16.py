@@ -214,7 +214,7 @@ def test_a_split_tiers_uniform_baseline_names_its_split(tmp_path, capsys):
 def test_a_runs_notes_are_kept_in_its_summary_and_report(tmp_path, capsys):
     import json
 
-    from conftest import tiny_doc, write_yaml
+    from conftest import cheap_first_tiers, tiny_doc, write_yaml
     from test_hostile_inputs import run_cli
 
     trace = tmp_path / "burst.csv"
@@ -222,7 +222,8 @@ def test_a_runs_notes_are_kept_in_its_summary_and_report(tmp_path, capsys):
     rows += [f"{i},ChatGPT,{100 + i},{0 if i < 2 else 20},{120 + i},Conversation log"
              for i in range(40)]
     trace.write_text("\n".join(rows) + "\n")
-    path = write_yaml(tmp_path / "b.yaml", tiny_doc(trace={"path": str(trace)}))
+    path = write_yaml(tmp_path / "b.yaml", tiny_doc(trace={"path": str(trace)},
+                                                    tiers=cheap_first_tiers()))  # no order note
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "o", "--no-baselines")
     assert code == 0, err
     notes = json.loads((tmp_path / "o" / "summary.json").read_text())["notes"]

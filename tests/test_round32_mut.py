@@ -209,12 +209,13 @@ def test_an_interrupted_rerun_names_the_report_it_removed(tmp_path, capsys, monk
     """A rerun with --no-report stopped after its files landed names report.html, which it
     removed, among the files it changed (a mutant that compares only the files left after
     the run said 'manifest.json, requests.parquet, scenario.yaml and 2 more')."""
-    from conftest import tiny_doc, write_yaml
+    from conftest import cheap_first_tiers, tiny_doc, write_yaml
     from test_round31_fuzz2 import _interrupt_with
 
     import tiersim.cli.run
 
-    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    # tiny cheapest first: no tier-order note on stderr (round 53)
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=cheap_first_tiers()))
     out = tmp_path / "o"
     assert run_cli(capsys, "run", scenario, "--out", out, "--no-baselines")[0] == 0
     assert (out / "report.html").exists()

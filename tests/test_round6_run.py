@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import tiny_doc, write_yaml
+from conftest import cheap_first_tiers, tiny_doc, write_yaml
 
 from tiersim.cli import main
 from tiersim.runner import run_scenario
@@ -90,7 +90,7 @@ def test_requests_the_fleet_cannot_serve_get_a_note(tmp_path, capsys):
     """Every request dropped (prompt + output above the context) ended with exit 0 and no
     word; the figures stay as they were. Both tiers dropped some: each is told its fix (the
     note once told bf16's alone)."""
-    doc = tiny_doc()
+    doc = tiny_doc(tiers=cheap_first_tiers())  # no tier-order note beside it (round 53)
     for tier in doc["tiers"]:
         tier["scheduler"] = {"max_model_len": 1}
     code, err, path = _run_doc(tmp_path, capsys, doc)
