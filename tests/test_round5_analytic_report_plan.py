@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import tiny_doc, write_yaml
+from conftest import cheap_first_tiers, tiny_doc, write_yaml
 
 from tiersim.analytic import TwoType, savings_at_floor
 from tiersim.cli import main
@@ -223,8 +223,9 @@ def test_malformed_plan_json_is_one_line(capsys, tmp_path, case):
 
 @pytest.fixture
 def planned(tmp_path, capsys):
-    """A plan folder holding a feasible plan of the tiny scenario (no sweep)."""
-    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    """A plan folder holding a feasible plan of the tiny scenario (no sweep), its tiers
+    cheapest first (no tier-order note beside an error line: round 53)."""
+    scenario = write_yaml(tmp_path / "s.yaml", tiny_doc(tiers=cheap_first_tiers()))
     out = tmp_path / "pl"
     code, _, err = run(capsys, "plan", scenario, "--out", out, "--no-report")
     assert code == 0, err
