@@ -141,7 +141,11 @@ def test_a_plan_impossible_for_one_request_becomes_possible_with_the_key(tmp_pat
     path = _scenario(tmp_path, 262144)
     assert main(["plan", str(path), "--out", str(tmp_path / "p1"), "--no-report"]) == 0
     out = capsys.readouterr()
-    assert out.out.startswith("plan (") and out.err == f"note: {tmp_path}/{NOTE}\n"
+    # tiny's own tier-order note (round 53: w4a16, listed first, is the dearer per request at
+    # tiny's load) is left out; the skipped request's note is the other one, once
+    assert out.out.startswith("plan (") and [
+        line for line in out.err.splitlines()
+        if "listed first, costs more per request" not in line] == [f"note: {tmp_path}/{NOTE}"]
     summary = json.loads((tmp_path / "p1" / "summary.json").read_text())  # the planned fleet's run
     assert NOTE in summary["notes"] and summary["trace"]["skipped_requests"] == 1
 

@@ -66,7 +66,7 @@ def test_limits_max_replicas_has_a_ceiling(tmp_path, capsys):
 def test_a_cheap_tier_more_accurate_than_the_top_runs_without_the_closed_form(tmp_path, capsys):
     """A cheap tier more accurate than the top ended every run in a ValueError traceback from
     the two-type closed form; the run is valid, and its analytic block says why it is empty."""
-    doc = tiny_doc()
+    doc = tiny_doc(tiers=cheap_first_tiers())  # w4a16 the cheaper per request, as listed
     doc["tiers"][0]["accuracy"], doc["tiers"][1]["accuracy"] = 0.9, 0.1
     path = write_yaml(tmp_path / "s.yaml", doc)
     code, err = run_cli(capsys, "run", path, "--out", tmp_path / "out", "--no-baselines")

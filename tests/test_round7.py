@@ -390,6 +390,9 @@ def test_a_plan_that_finds_a_fleet_notes_unused_labels_once(tmp_path, capsys):
     path = _plan_yaml(tmp_path, trace, 0.5)
     code, out, err = run_cli(capsys, "plan", path, "--out", tmp_path / "p", "--no-report")
     assert code == 0 and "no fleet meets the constraints" not in out
-    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+    # the tier-order note (round 53: w4a16 at BF16's price is the dearer per request at this
+    # load) is another note, once; the labels' note is the one this test is about
+    assert [line for line in err.splitlines() if line.startswith("note:")
+            and "listed first, costs more per request" not in line] == [
         f"note: {path}: the trace's correct_fp8x columns name none of the fleet's tiers "
         f"(correct_<tier>) and are not used; name the tiers after them to use the labels"]
