@@ -80,6 +80,7 @@ def format_plan(result: PlanResult) -> str:
         lines.append(_runner_up_line(other))
     said = (chosen.get("accuracy_sources") or {}).get("source")
     lines += [_uniform_line(other) + source_words(other, said) for other in result.uniform]
+    lines += _p99_lines(chosen, result)
     limits = (result.constraints.get("ttft_p99_s"), result.constraints.get("tpot_p99_s"))
     for split in result.splits:  # scored as `tiersim disagg` scores them, a dropping one starred
         from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS, plan_split_score, split_drops
@@ -93,6 +94,25 @@ def format_plan(result: PlanResult) -> str:
 
     lines += seed_check_lines(result.seed_check)
     return "\n".join(lines)
+
+
+def _p99_lines(chosen: dict, result: PlanResult) -> list[str]:
+    """The sized uniform fleets' p99 TTFT and TPOT beside the plan's, in the words ``tiersim
+    run`` prints under its uniform-fleets table (:func:`tiersim.cli.run_summary.p99_words`):
+    the latency a planner gives up or gains for the saving. A uniform fleet counts where it
+    met every constraint and plan.json records its p99 TTFT (not one that missed at every
+    size: its p99s are those of the last size tried); no line where none does or the plan
+    has no p99 TTFT. Before, the plan's console gave the uniform fleets' costs alone."""
+    from tiersim.cli.run_summary import p99_words
+
+    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"))
+             for u in result.uniform
+             if u.get("feasible", True) and u.get("ttft_p99_s") is not None]
+    if not sized or chosen.get("ttft_p99_s") is None:
+        return []
+    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"))]
+    return ["  " + p99_words(pairs, result.constraints.get("ttft_p99_s"),
+                             result.constraints.get("tpot_p99_s"))]
 
 
 def _runner_up_line(other: dict) -> str:
