@@ -165,7 +165,10 @@ def test_plan_accuracy_line_prints_the_floor_as_given(tmp_path, capsys):
                          tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
                          "--accuracy-floor", "0.94995", "--no-report")
     assert code == 0, err
-    assert "  expected accuracy: 95.00% vs floor 94.995%; source: prior\n" in out
+    # round 53: the plan's 95% interval beside its accuracy (modelled, tied to the priors),
+    # with the floor inside it
+    assert ("  expected accuracy: 95.00% (95% CI 93.16% - 95.77%, the floor inside it) vs "
+            "floor 94.995%; source: prior\n") in out
 
 
 def test_analytic_prints_its_floor_as_given(tmp_path, capsys):

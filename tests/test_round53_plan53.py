@@ -97,3 +97,46 @@ def test_a_fleet_without_figures_is_skipped(tiny_plan):
         del doc["plan"]["ttft_p99_s"]
 
     assert not any("p99 TTFT / TPOT" in line for line in _lines(_edited(result, no_plan_p99)))
+
+
+def test_accuracy_line_gives_the_interval(tmp_path):
+    """tiny.yaml at --accuracy-floor 0.94 (modelled; tied to the accuracy priors and the
+    roofline calibration): the plan is bf16 at 95.00 %, its interval 93.16 % - 95.77 %, the
+    planned run's, with the floor inside it."""
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.errors import Note
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        result = plan_capacity(TINY, floor=0.94, out_dir=tmp_path, report=False)
+    line = ("  expected accuracy: 95.00% (95% CI 93.16% - 95.77%, the floor inside it) "
+            "vs floor 94.00%; source: prior")
+    assert line in _lines(result)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [round(v, 8) for v in result.plan["accuracy_ci95"]] == [
+        round(v, 8) for v in summary["router"]["accuracy_ci95"]]
+
+    def low_floor(doc):  # a floor below the interval: the interval, nothing more said
+        doc["plan"]["margins"]["accuracy"]["limit"] = 0.9
+        doc["constraints"]["accuracy_floor"] = 0.9
+
+    assert ("  expected accuracy: 95.00% (95% CI 93.16% - 95.77%) vs floor 90.00%; "
+            "source: prior") in _lines(_edited(result, low_floor))
+
+    def no_interval(doc):  # a plan.json without it (--robust, or written before it)
+        del doc["plan"]["accuracy_ci95"]
+
+    assert ("  expected accuracy: 95.00% vs floor 94.00%; source: prior"
+            in _lines(_edited(result, no_interval)))
+
+
+def test_robust_plan_has_no_interval(tmp_path):
+    """--robust: the plan's accuracy is the worst seed's, of no one run, so no interval."""
+    from tiersim.cli.plan import plan_capacity
+    from tiersim.errors import Note
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Note)
+        result = plan_capacity(TINY, floor=0.94, report=False, check_seeds=1, robust=True)
+    assert "accuracy_ci95" not in result.plan
+    assert "95% CI" not in format_plan(result)

@@ -18,6 +18,7 @@ from tiersim.results import (
     in_margin_order,
     percent_as_given,
     percent_text,
+    reaches_floor,
     source_words,
     tier_over_slo_note,
     whose_p99,
@@ -181,7 +182,24 @@ def _accuracy_line(chosen: dict) -> str:
     accuracy = chosen.get("accuracy")  # 0.99996 is not "100.00%" (percent_text)
     if accuracy is None:  # no request reached the fleet: there is no floor to hold either
         return f"  {label}: {RunResult.NO_ACCURACY} (a response cache answered every one){where}"
-    return f"  {label}: {percent_text(accuracy, 2)}{against}{where}"
+    return f"  {label}: {percent_text(accuracy, 2)}{_interval_words(chosen)}{against}{where}"
+
+
+def _interval_words(chosen: dict) -> str:
+    """The plan's accuracy interval beside its accuracy, " (95% CI 93.16% - 95.77%)", as the
+    planned run's ``router.accuracy_ci95`` (plan.json ``accuracy_ci95``), with ", the floor
+    inside it" where the floor is above the interval's low end: the margin to the floor is
+    within the accuracy's sampling noise. Nothing where plan.json has no interval (``--robust``:
+    its accuracy is the worst seed's; a plan.json written before it was recorded)."""
+    interval = chosen.get("accuracy_ci95")
+    if not isinstance(interval, list | tuple) or len(interval) != 2 or any(
+            not isinstance(v, int | float) or isinstance(v, bool) for v in interval):
+        return ""
+    lo, hi = interval
+    floor = ((chosen.get("margins") or {}).get("accuracy") or {}).get("limit")
+    inside = (", the floor inside it" if isinstance(floor, int | float)
+              and not reaches_floor(lo, floor) else "")
+    return f" (95% CI {percent_text(lo, 2)} - {percent_text(hi, 2)}{inside})"
 
 
 def _floor_above_accuracy(chosen: dict, result: PlanResult) -> list[str]:

@@ -135,6 +135,9 @@ class PlanAssembly:
         that one replica fewer in any tier misses."""
         out = best.as_dict(self.c)
         out["cost_model"] = self.evaluator.cost_model
+        interval = getattr(best.outcome, "accuracy_ci95", None)
+        if interval is not None:  # the accuracy's 95% interval, as the planned run's
+            out["accuracy_ci95"] = list(interval)
         sources = getattr(self.evaluator, "accuracy_sources", None)  # None: a fake evaluator
         if sources is not None:
             out["accuracy_sources"] = sources(best.design)

@@ -145,6 +145,10 @@ class Outcome:
     tiers: dict[str, TierOutcome] = field(default_factory=dict)
     attributed_cost_usd: float | None = None
     e2e_p99_s: float | None = None
+    accuracy_ci95: tuple[float, float] | None = None
+    """The accuracy's 95% interval over the run's requests, as a run's ``router.accuracy_ci95``
+    (:func:`tiersim.routing.metrics.accuracy_ci`); None with no request, and for the worst of
+    several seeds (``--robust``: no one run's interval)."""
 
 
 @dataclass
@@ -588,12 +592,14 @@ class SimEvaluator:
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second
                          for n, r in runs.items())
         e2e = np.concatenate([r.e2e for r in runs.values()])
+        scored = np.where(dropped, 0.0, exp)
         return Outcome(ttft_p99_s=metrics.percentile(ttft, 99),
                        tpot_p99_s=metrics.percentile(tpot, 99), dropped=int(dropped.sum()),
-                       accuracy=float(np.where(dropped, 0.0, exp).mean()) if n else None,
+                       accuracy=float(scored.mean()) if n else None,
                        cost_usd=self._cost(design, replicas, runs, passes, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
-                       attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99))
+                       attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99),
+                       accuracy_ci95=_interval(scored))
 
     def _techniques(self, name: str, gpus: int) -> str | None:
         """The serving techniques tier ``name`` runs on ``gpus`` GPUs per replica
@@ -709,3 +715,15 @@ def set_dotted(data: dict, dotted: str, value: Any) -> None:
             raise TiersimError(f"{dotted}: router.{where} is {data!r}, not a mapping; name a "
                                "setting inside a mapping")
     data[parts[-1]] = value
+
+
+def _interval(scored: np.ndarray) -> tuple[float, float] | None:
+    """The 95% interval of per-request accuracies ``scored`` (dropped ones 0), as a run's
+    ``router.accuracy_ci95`` (:func:`tiersim.routing.metrics.accuracy_ci`); None with no
+    request, where a run gives none."""
+    from tiersim.routing.metrics import accuracy_ci
+
+    if not len(scored):
+        return None
+    lo, hi = accuracy_ci(scored)
+    return (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
