@@ -177,15 +177,21 @@ def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | N
 
 def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) -> dict:
     """The plan's own seed of a plan sized for several seeds: its figures there, from plan.json's
-    ``robust.per_seed`` (and ``baseline_per_seed`` for the saving)."""
+    ``robust.per_seed`` (and ``baseline_per_seed`` for the saving). ``based`` (a saving is
+    quoted) with no baseline row at ``seed``: a RuntimeError, not the plan's own row as its
+    baseline (which read a 0 % saving there, from no baseline figure)."""
     from tiersim.results import paid_share
 
     own = next(r for r in robust["per_seed"] if r["seed"] == seed)
     row = {"seed": seed, "planned": True,
            **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy", "dropped", "missed",
                                   "shares")}}
-    if based:
-        b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), own)
+    if based:  # the baseline's own row there, never the plan's (a saving of 0 % from nowhere)
+        b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), None)
+        if b is None:
+            raise RuntimeError(f"plan.robust has no baseline_per_seed row for seed {seed}, "
+                               "but the plan quotes a saving against a uniform fleet there: "
+                               "its saving at that seed has no baseline figure to come from")
         row["baseline_missed"] = list(b["missed"])
         row["vs_uniform_frac"] = paid_share(cost_model, (own["cost_usd"],
                                                          own["cost_per_hour_usd"]),
