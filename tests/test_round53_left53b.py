@@ -43,3 +43,63 @@ def test_robust_row_without_a_saving_needs_no_baseline():
     """No saving quoted: no baseline row read, none asked for."""
     row = _robust_row(3, {"per_seed": [_row(3, 8.0, ["accuracy"])]}, False, None)
     assert row["missed"] == ["accuracy"] and "vs_uniform_frac" not in row
+
+
+# ---- 2. a robust cascade plan's fleet is read from the search's cache, not simulated again ----
+
+
+def cascade_priced_doc() -> dict:
+    """round 53's small cascade scenario (tests/test_round53_check53.py ``cascade_doc``: NVFP4
+    escalating to BF16 on 0-180 s of the conv trace stretched 5x, floor 0.74) priced per
+    request, NVFP4 0.001 USD and BF16 0.01 USD, so that planned with ``--cost-model
+    fixed_per_request --slo-ttft-p99 3 --gpus-per-replica 1 --choose router.policy=cascade``
+    the cascade (1 NVFP4 + 1 BF16, p99 TTFT 2.43 s) is the plan: at the scenario's 2 s limit
+    the cascade missed TTFT at any size and uniform BF16 was planned, whose design has no
+    router setting to lose (modelled, 2026-12-07)."""
+    from test_round53_check53 import cascade_doc
+
+    doc = cascade_doc()
+    doc["tiers"][0]["cost_per_request_usd"] = 0.001
+    doc["tiers"][1]["cost_per_request_usd"] = 0.01
+    return doc
+
+
+def test_robust_cascade_plan_runs_the_engine_only_as_simulations_counts(tmp_path, monkeypatch):
+    """``--robust --check-seeds 1 --choose router.policy=cascade``: the cascade design is
+    sized at the floor router's floors too (the floor in its setting, which the cascade does
+    not read and plan.json leaves out). ``robust_record`` rebuilt the design from plan.json's
+    router, missed each seed's cache and ran the engine twice more (once a seed), uncounted:
+    8 engine runs by then against ``simulations`` 6. Runs shared between seeds are turned off
+    (``run_key`` None), as they hid the repeat (served from the store when still in it)."""
+    import json
+
+    from conftest import write_yaml
+    from test_round51_seeds import plan
+
+    import tiersim.plan.evaluate as evaluate
+    import tiersim.plan.robust as robust
+
+    runs = {"engine": 0, "at_record": None}
+    real_simulate, real_record = evaluate.simulate, robust.robust_record
+
+    def counted(*args, **kwargs):
+        runs["engine"] += 1
+        return real_simulate(*args, **kwargs)
+
+    def record(*args, **kwargs):
+        out = real_record(*args, **kwargs)
+        runs["at_record"] = runs["engine"]  # the seed check and the planned run come after
+        return out
+
+    monkeypatch.setattr(evaluate, "simulate", counted)
+    monkeypatch.setattr(evaluate, "run_key", lambda *args: None)
+    monkeypatch.setattr(robust, "robust_record", record)
+    path = write_yaml(tmp_path / "s.yaml", cascade_priced_doc())
+    code = plan(str(path), "--out", str(tmp_path / "p"), "--no-report", "--robust",
+                "--check-seeds", "1", "--choose", "router.policy=cascade", "--gpus-per-replica",
+                "1", "--cost-model", "fixed_per_request", "--slo-ttft-p99", "3")[0]
+    assert code == 0
+    doc = json.loads((tmp_path / "p" / "plan.json").read_text())
+    assert (doc["plan"]["design"], doc["plan"]["router"]) == ("nvfp4+bf16", {"policy": "cascade"})
+    assert [r["seed"] for r in doc["robust"]["per_seed"]] == [0, 1]
+    assert runs["at_record"] == doc["simulations"] == 6

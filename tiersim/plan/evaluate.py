@@ -391,6 +391,12 @@ class SimEvaluator:
                 "source": " + ".join(sorted(kept)) or "scenario"}
 
     # ---- simulation --------------------------------------------------------------------------
+    def simulated(self) -> list[tuple[Design, dict[str, int]]]:
+        """Every fleet simulated so far (each design at each replica count, as
+        :meth:`evaluate` cached it), in the order first simulated."""
+        return [(design, dict(zip(design.tiers, counts, strict=True)))
+                for design, counts in self._fleets]
+
     def evaluate(self, design: Design, replicas: dict[str, int]) -> Outcome:
         """Simulate the design at ``replicas`` (cached)."""
         key = (design, tuple(replicas[n] for n in design.tiers))

@@ -215,14 +215,14 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
                           if total else {}})
         return found
 
-    per_seed = rows(_design(chosen), chosen["replicas"])
+    per_seed = rows(_searched(evaluator, chosen), chosen["replicas"])
     out["per_seed"] = per_seed
     written = plain(per_seed)  # the figures as plan.json holds them
     out["worst_seed"] = {key: _worst_at(written, key, pick) for key, pick in WORST.items()}
     base = _baseline(result)
     if base is not None:
         out["baseline_uniform_design"] = base["design"]
-        out["baseline_per_seed"] = rows(_design(base), base["replicas"])
+        out["baseline_per_seed"] = rows(_searched(evaluator, base), base["replicas"])
     return out
 
 
@@ -232,6 +232,28 @@ def _design(entry: dict[str, Any]) -> Design:
     tiers = tuple(entry["tiers"])
     setting = tuple(sorted((entry.get("router") or {}).items())) if len(tiers) > 1 else ()
     return Design(tiers, tuple(entry["gpus_per_replica"][t] for t in tiers), setting)
+
+
+def _searched(evaluator: SeedsEvaluator, entry: dict[str, Any]) -> Design:
+    """The design the search simulated ``entry`` (a plan.json design) as, so that its fleet is
+    the search's, from each seed's cache, not simulated again: its router setting as the
+    search held it, keys its policy does not read included (a ``--choose
+    router.policy=cascade`` design's floor, which plan.json leaves out:
+    :func:`tiersim.plan.designs.read_setting`; rebuilt without it, the design missed every
+    seed's cache and its fleet was simulated N + 1 more times, uncounted in ``simulations``).
+    The design as plan.json writes it (:func:`_design`) where the search holds none such."""
+    from tiersim.plan.designs import read_setting
+
+    written = _design(entry)
+    simulated = getattr(evaluator.evaluators[0], "simulated", None)  # a stand-in has none
+    if not written.router or simulated is None:
+        return written
+    for design, replicas in simulated():
+        if (design.tiers == written.tiers and design.gpus_per_replica
+                == written.gpus_per_replica and replicas == entry["replicas"]
+                and read_setting(design.router) == dict(written.router)):
+            return design
+    return written
 
 
 def _baseline(result) -> dict[str, Any] | None:
