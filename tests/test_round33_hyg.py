@@ -59,9 +59,12 @@ def test_a_report_that_cannot_be_written_names_its_place_in_the_folder(tmp_path,
     assert done.returncode == 1
     # round 52: EFBIG (this test's stand-in for a full disk) is told its own fix, the file-size
     # limit; it read "free some space", which does not help there
+    # round 53: and says that nothing was written (the data files go with the page)
     assert done.stderr.splitlines()[-1] == (
-        f"Error: {out / 'report.html'}: cannot write the report (File too large); raise the "
-        "largest file size this shell lets a command write (ulimit -f) or choose another folder")
+        f"Error: {out / 'report.html'}: cannot write the report (File too large), so nothing "
+        "was written (a run's files and its page are written together, or none of them); raise "
+        "the largest file size this shell lets a command write (ulimit -f) or choose another "
+        "folder")
     assert not out.exists()
 
 

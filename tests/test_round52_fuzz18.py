@@ -219,8 +219,10 @@ def test_a_report_over_the_file_size_limit_says_so(tmp_path):
     done = _limited_run(tmp_path, "run", TINY, "--out", "o", limit=200_000)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        "Error: o/report.html: cannot write the report (File too large); raise the largest "
-        "file size this shell lets a command write (ulimit -f) or choose another folder")
+        "Error: o/report.html: cannot write the report (File too large), so nothing was "
+        "written (a run's files and its page are written together, or none of them); raise the "
+        "largest file size this shell lets a command write (ulimit -f) or choose another "
+        "folder")  # round 53: nothing was written, said
 
 
 def test_a_sweep_point_over_the_file_size_limit_says_so(tmp_path):

@@ -103,3 +103,62 @@ def test_robust_cascade_plan_runs_the_engine_only_as_simulations_counts(tmp_path
     assert (doc["plan"]["design"], doc["plan"]["router"]) == ("nvfp4+bf16", {"policy": "cascade"})
     assert [r["seed"] for r in doc["robust"]["per_seed"]] == [0, 1]
     assert runs["at_record"] == doc["simulations"] == 6
+
+
+# ---- 4. a run whose page meets a full disk says that nothing was written ------------------------
+
+
+def _disk_full_at_the_page(monkeypatch) -> None:
+    """The report page's write refused with ENOSPC (the data files before it are written)."""
+    import errno
+
+    from tiersim.report import page
+
+    real = page._write_atomic
+
+    def disk_full(path, text, *named):
+        def refuse(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with monkeypatch.context() as inner:
+            inner.setattr(page.os, "fdopen", refuse)
+            real(path, text, *named)
+
+    monkeypatch.setattr(page, "_write_atomic", disk_full)
+
+
+def test_a_run_whose_page_meets_a_full_disk_says_nothing_was_written(tmp_path, monkeypatch,
+                                                                      capsys):
+    """``tiersim run`` writes its files and page together or not at all: a page refused on a
+    full disk leaves no folder, and the line said only that the page could not be written."""
+    from conftest import TINY
+
+    from tiersim.cli import main
+
+    _disk_full_at_the_page(monkeypatch)
+    out = tmp_path / "o"
+    assert main(["run", str(TINY), "--out", str(out)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"Error: {out / 'report.html'}: cannot write the report (No space left on device), so "
+        "nothing was written (a run's files and its page are written together, or none of "
+        "them); free some space or choose another folder")
+    assert not out.exists()
+
+
+def test_a_report_of_a_written_run_does_not_say_nothing_was_written(tmp_path, monkeypatch,
+                                                                      capsys):
+    """``tiersim report`` on a run already written: its files stay, so the line does not say
+    nothing was written (the run's data files are there)."""
+    from conftest import TINY
+
+    from tiersim.cli import main
+
+    out = tmp_path / "o"
+    assert main(["run", str(TINY), "--out", str(out), "--no-report"]) == 0
+    capsys.readouterr()
+    _disk_full_at_the_page(monkeypatch)
+    assert main(["report", str(out)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"Error: {out / 'report.html'}: cannot write the report (No space left on device); "
+        "free some space or choose another folder")
+    assert (out / "summary.json").exists()

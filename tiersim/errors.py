@@ -336,6 +336,33 @@ class FitError(TiersimError):
         return type(self), (str(self), self.key)
 
 
+NOTHING_WRITTEN = (", so nothing was written (a run's files and its page are written together, "
+                   "or none of them)")
+"""What a run's or plan's page that could not be written adds (:class:`ReportError`): the
+data files wait in the run's temporary folder and go with it, so the folder is left as it was
+(a new one is removed); the line had said only that the page could not be written."""
+
+
+class ReportError(TiersimError):
+    """A report page that could not be written: ``named`` (the page's place in the folder the
+    user gave), what the system ``said`` and the ``fix``; ``nothing``: where the page was the
+    last of a run's files written together (``tiersim run``, ``tiersim plan``),
+    :data:`NOTHING_WRITTEN` (:meth:`nothing_written`), else empty (``tiersim report`` and a
+    sweep, whose results were already in the folder, stay)."""
+
+    def __init__(self, named: str, said: str, fix: str, nothing: str = ""):
+        self.named, self.said, self.fix, self.nothing = str(named), said, fix, nothing
+        super().__init__(f"{named}: cannot write the report ({said}){nothing}; {fix}")
+
+    def nothing_written(self) -> ReportError:
+        """The same line, saying nothing of the run was written (:data:`NOTHING_WRITTEN`)."""
+        return ReportError(self.named, self.said, self.fix, NOTHING_WRITTEN)
+
+    def __reduce__(self):
+        """Pickled with its parts (a sweep's worker process hands errors back)."""
+        return type(self), (self.named, self.said, self.fix, self.nothing)
+
+
 class ProfileError(TiersimError):
     """A calibration profile is malformed or does not match the model or GPU."""
 

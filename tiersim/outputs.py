@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 import tiersim
 from tiersim.arrowfile import arrow_file
 from tiersim.atomic import points_dir
-from tiersim.errors import TiersimError, escaped, os_errno, os_said
+from tiersim.errors import ReportError, TiersimError, escaped, os_errno, os_said
 from tiersim.manifest import MANIFEST
 from tiersim.paths import file_sha256
 from tiersim.results import RunResult
@@ -819,7 +819,10 @@ def write_run(out: Path, run: RunResult, requests, timeseries: pd.DataFrame,
         for name, text in (extra or {}).items():
             (temp / name).write_bytes(text.encode())
         if report is not None:  # the page, in its own temporary folder
-            report(temp, shown_as=out)
+            try:
+                report(temp, shown_as=out)
+            except ReportError as err:  # the set goes with the temporary folder: say so
+                raise err.nothing_written() from None
         with signals_deferred():  # the set is swapped whole: a Ctrl-C waits for the last rename
             stale = out / "report.html"
             if not report and stale.exists():

@@ -24,7 +24,7 @@ import yaml
 import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
-from tiersim.errors import TiersimError, escaped, note_kind, setting_written
+from tiersim.errors import ReportError, escaped, note_kind, setting_written
 from tiersim.fleet_sizes import sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
@@ -1048,9 +1048,10 @@ def write_report(directory: str | Path, shown_as: str | Path | None = None) -> P
 
 def _write_atomic(path: Path, text: str, named: Path | None = None) -> None:
     """Write ``text`` to ``path`` under a unique temporary name, then rename it into place; a
-    failure (full or read-only disk) leaves no temporary file and is one TiersimError line
-    naming ``named`` (the page's place in the folder the user gave, where ``path`` lies in a
-    run's temporary folder, which no user knows and which is gone), and an interruption
+    failure (full or read-only disk) leaves no temporary file and is one line (a
+    :class:`tiersim.errors.ReportError`) naming ``named`` (the page's place in the folder the
+    user gave, where ``path`` lies in a run's temporary folder, which no user knows and which
+    is gone), and an interruption
     (Ctrl-C, which left the half-written page until the folder's next command) leaves none
     either.
     The page gets an ordinary file's mode (0666 less the umask), not mkstemp's 0600."""
@@ -1065,8 +1066,8 @@ def _write_atomic(path: Path, text: str, named: Path | None = None) -> None:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         named = path if named is None else named
-        raise TiersimError(f"{named}: cannot write the report ({err.strerror or err}); "
-                           f"{_write_fix(path, err)}") from None
+        raise ReportError(str(named), str(err.strerror or err), _write_fix(path, err)
+                          ) from None
     except BaseException:  # Ctrl-C mid-write: no half page left beside the folder's files
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
