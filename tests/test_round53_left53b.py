@@ -162,3 +162,63 @@ def test_a_report_of_a_written_run_does_not_say_nothing_was_written(tmp_path, mo
         f"Error: {out / 'report.html'}: cannot write the report (No space left on device); "
         "free some space or choose another folder")
     assert (out / "summary.json").exists()
+
+
+# ---- 3. --robust reads the trace once, shared by every seed's evaluator ------------------------
+
+
+def test_seeds_evaluator_reads_the_trace_once_and_shares_its_columns(monkeypatch):
+    """One read of the trace for four seeds (each evaluator had read its own copy, held for
+    the plan's life: 1,001 of them at ``--check-seeds 1000``), and the seeds' tables share the
+    trace's columns (the seed draws only the added ones)."""
+    import numpy as np
+    from conftest import TINY
+
+    from tiersim import inputs
+    from tiersim.plan.robust import seeds_evaluator
+    from tiersim.scenario import load_scenario
+
+    reads = []
+    real = inputs.load_scenario_trace
+    monkeypatch.setattr(inputs, "load_scenario_trace",
+                        lambda *args: reads.append(args) or real(*args))
+    scenario = load_scenario(TINY)
+    frames = [e.df for e in seeds_evaluator(scenario, str(TINY), [0, 1, 2, 3]).evaluators]
+    assert len(reads) == 1
+    for column in ("arrival_s", "input_tokens", "output_tokens"):
+        assert all(np.shares_memory(frames[0][column].to_numpy(), f[column].to_numpy())
+                   for f in frames[1:]), column
+
+
+def test_a_robust_plan_with_the_trace_shared_is_the_same(tmp_path, monkeypatch):
+    """``--robust --check-seeds 3`` on tiny with the trace shared and with each seed's
+    evaluator reading its own (as before): plan.json the same but for its wall times, and the
+    planned run's files the same to the byte."""
+    import json
+
+    from conftest import TINY
+    from test_round51_seeds import plan
+
+    import tiersim.plan.evaluate as evaluate
+
+    def without_wall(path):
+        def strip(value):
+            if isinstance(value, dict):
+                return {k: strip(v) for k, v in value.items() if k not in ("wall_s",
+                                                                           "sim_wall_s")}
+            return [strip(v) for v in value] if isinstance(value, list) else value
+        return strip(json.loads((path / "plan.json").read_text()))
+
+    args = ("--no-report", "--robust", "--check-seeds", "3")
+    assert plan(str(TINY), "--out", str(tmp_path / "shared"), *args)[0] == 0
+    real_init = evaluate.SimEvaluator.__init__
+
+    def own_read(self, *args, trace=None, **kwargs):
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate.SimEvaluator, "__init__", own_read)
+    assert plan(str(TINY), "--out", str(tmp_path / "own"), *args)[0] == 0
+    assert without_wall(tmp_path / "shared") == without_wall(tmp_path / "own")
+    for name in ("scenario.yaml", "summary.json", "requests.parquet"):
+        assert (tmp_path / "shared" / name).read_bytes() == (tmp_path / "own" / name
+                                                             ).read_bytes(), name

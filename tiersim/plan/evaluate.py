@@ -183,7 +183,10 @@ class SimEvaluator:
     """Simulates designs of one scenario (see the module docstring); counts its simulations."""
 
     def __init__(self, scenario, source: str | None = None, cost_model: str | None = None,
-                 df: pd.DataFrame | None = None, end_s: float = 0.0):
+                 df: pd.DataFrame | None = None, end_s: float = 0.0, trace=None):
+        """``trace``: the scenario's trace already read (a :class:`tiersim.trace.loader.
+        LoadedTrace`, held read-only: ``tiersim plan --robust`` reads it once for every seed's
+        evaluator, whose tables share its columns), else read here."""
         from tiersim import inputs as runner  # the runner's own inputs (no import cycle)
 
         self.runner = runner
@@ -198,7 +201,8 @@ class SimEvaluator:
         """Per tier, where its accuracy comes from (as a run's ``sources.accuracy``); empty for
         a run's own table."""
         if df is None:  # drawn as run_scenario draws it (``df``: a run's own prepared table)
-            trace = runner.load_scenario_trace(scenario, self.source)
+            if trace is None:
+                trace = runner.load_scenario_trace(scenario, self.source)
             infos = [*runner.tier_infos(scenario, build_fleet(scenario)),
                      *runner.baseline_infos(scenario)]
             prepared = runner.prepare_all(trace, infos, scenario,
