@@ -191,9 +191,9 @@ def test_seeds_evaluator_reads_the_trace_once_and_shares_its_columns(monkeypatch
 
 
 def test_a_robust_plan_with_the_trace_shared_is_the_same(tmp_path, monkeypatch):
-    """``--robust --check-seeds 3`` on tiny with the trace shared and with each seed's
-    evaluator reading its own (as before): plan.json the same but for its wall times, and the
-    planned run's files the same to the byte."""
+    """``--robust --check-seeds 3`` on tiny with the trace and the built tiers shared and with
+    each seed's evaluator reading and building its own (as before): plan.json the same but for
+    its wall times, and the planned run's files the same to the byte."""
     import json
 
     from conftest import TINY
@@ -217,8 +217,37 @@ def test_a_robust_plan_with_the_trace_shared_is_the_same(tmp_path, monkeypatch):
         real_init(self, *args, **kwargs)
 
     monkeypatch.setattr(evaluate.SimEvaluator, "__init__", own_read)
+    monkeypatch.setattr(evaluate.SimEvaluator, "_peer_built", lambda self, key: None)
     assert plan(str(TINY), "--out", str(tmp_path / "own"), *args)[0] == 0
     assert without_wall(tmp_path / "shared") == without_wall(tmp_path / "own")
     for name in ("scenario.yaml", "summary.json", "requests.parquet"):
         assert (tmp_path / "shared" / name).read_bytes() == (tmp_path / "own" / name
                                                              ).read_bytes(), name
+
+
+def test_the_seeds_evaluators_share_their_built_tiers():
+    """After a robust search each (tier, GPUs per replica) is built once: every seed's
+    evaluator holds the first's step model (whose operator tables grow as it is asked: 51
+    copies held 30 MB more at ``--check-seeds 50`` on tiny, 2026-12-07)."""
+    import warnings
+
+    from conftest import TINY
+
+    from tiersim.plan.constraints import Constraints
+    from tiersim.plan.planner import Planner
+    from tiersim.plan.robust import seeds_evaluator
+    from tiersim.scenario import load_scenario
+
+    scenario = load_scenario(TINY)
+    evaluator = seeds_evaluator(scenario, str(TINY), [0, 1, 2])
+    c = Constraints.of(scenario, None, None, None)
+    evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Planner(scenario, c, evaluator).plan()
+    models: dict = {}  # per (tier, GPUs per replica), the step models the seeds hold
+    for e in evaluator.evaluators:
+        for key, built in e._built.items():
+            if built is not None:
+                models.setdefault(key, set()).add(id(built.step_model))
+    assert len(models) > 1 and all(len(ids) == 1 for ids in models.values()), models

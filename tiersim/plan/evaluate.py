@@ -259,6 +259,10 @@ class SimEvaluator:
         does not fit (cached)."""
         key = (name, gpus)
         if key not in self._built:
+            shared = self._peer_built(key)
+            if shared is not None:
+                self._built[key] = shared
+                return shared
             try:
                 self._built[key] = build_tier(self.scenario, self.tier_config(name, gpus))
             except (TiersimError, ValueError) as err:
@@ -282,6 +286,20 @@ class SimEvaluator:
         tier = self.tier_config(name, gpus)
         model = get_model(self.scenario.tier_model_ref(tier))
         return block_split_problem(model, tier.precision, *parallel(tier))
+
+    def _peer_built(self, key: tuple[str, int]) -> BuiltTier | None:
+        """The tier a :attr:`peer <peers>` (the scenario at another seed, ``--robust``) built
+        at ``key`` (tier, GPUs per replica), with this evaluator's config: its step model, KV
+        blocks and limits do not depend on the seed, and its step model (whose tables grow as
+        it is asked) is held once, not once a seed. None where no peer built it, or the tier
+        decodes speculatively (its draws are seeded by the scenario's seed)."""
+        if self.by_name[key[0]].speculative is not None:
+            return None
+        for peer in self.peers:
+            built = peer._built.get(key) if isinstance(peer, SimEvaluator) else None
+            if built is not None:
+                return dataclasses.replace(built, config=self.tier_config(*key))
+        return None
 
     def fleet(self, design: Design) -> Fleet:
         """The design's tiers built (one replica each; :meth:`BuiltTier.spec` sizes them)."""
