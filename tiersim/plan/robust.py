@@ -19,7 +19,12 @@ compares like with like. Each seed's simulations are cached by its own evaluator
 and an engine run another seed's evaluator already made of the same input (the same specs on
 the same workload: a uniform fleet's tier sees every request at every seed) is reused from a
 store they share (:func:`tiersim.plan.evaluate.run_key`), not simulated again: the engine is
-deterministic, so the plan is the same to the byte, with fewer ``simulations``.
+deterministic, so the plan is the same to the byte, with fewer ``simulations``. What the seed
+does not change is held once for every seed, read-only: the trace (read once,
+:func:`seeds_evaluator`; the seeds' tables share its columns) and each tier built on a GPU
+count (:meth:`tiersim.plan.evaluate.SimEvaluator._peer_built`: its step model, whose operator
+tables grow as it is asked). Each had been held once a seed: ``--check-seeds 50`` on tiny
+peaked at 199 MB, 170 MB with them shared (measured, /usr/bin/time -v, 2026-12-07).
 """
 
 from __future__ import annotations
