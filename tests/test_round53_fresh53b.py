@@ -17,7 +17,7 @@ def _scenario(tmp_path: Path, seed: int, router: str) -> Path:
     path.write_text(f"name: t\nseed: {seed}\nmodel: Qwen3-Coder-30B-A3B\nprofile: null\n"
                     f"trace: {{path: {TRACE}, window: [240, 360]}}\n"
                     "workload: {difficulty: {hint_auroc: 0.72}}\ntiers:\n"
-                    "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 3.5,\n"
+                    "  - {name: fp8, precision: fp8, replicas: 1, cost_per_gpu_hour: 2.5,\n"
                     "     accuracy: {easy: 0.97, hard: 0.78}}\n"
                     "  - {name: bf16, precision: bf16, replicas: 1, cost_per_gpu_hour: 3.5,\n"
                     "     accuracy: {easy: 0.97, hard: 0.80}}\n"
@@ -31,7 +31,9 @@ def test_an_unreachable_floor_says_which_way_it_routes(tmp_path, capsys):
     as 'all to BF16'; with `router.confusion` set the floor router fits on the calibration
     split's realised 0/1 draws, on which FP8 came out ahead here, and the run sent every request
     to FP8. The note now names the shares it routes the split to, and why a tier more accurate
-    in expectation can lose there (modelled, profile: null, seed 4)."""
+    in expectation can lose there (modelled, profile: null, seed 4). FP8 is priced 2.50 USD a
+    GPU-hour: at BF16's price round 53's price at the load's decode batch makes it the dearer
+    per request on this model, and the router would leave it idle (another note)."""
     path = _scenario(tmp_path, 4, "{policy: floor, floor: 0.95, confusion: {fpr: 0.0, fnr: 0.0}}")
     capsys.readouterr()
     code = main(["run", str(path), "--no-baselines", "--no-report"])

@@ -272,7 +272,7 @@ def _first_gemm(doc: dict) -> dict:
      "tables[0].key.k: must be a whole number from 1 to 2147483648 (got "
      "1000000000000000000000000000000)"),
     (lambda d: _first_gemm(d).__setitem__("precision", "fp3"),
-     "tables[0].precision: unknown weight format 'fp3'; use one of bf16, fp8, w4a16, nvfp4, "
+     "tables[0].precision: unknown weight format \"fp3\"; use one of bf16, fp8, w4a16, nvfp4, "
      "fp8_block, mxfp4"),
 ])
 def test_a_profile_number_beyond_a_float_or_an_unknown_format_is_one_line(tmp_path, edit,
@@ -288,7 +288,7 @@ def test_a_profile_attention_table_with_an_unknown_kv_dtype_is_refused(tmp_path)
     def edit(doc):
         next(t for t in doc["tables"] if t["op"] == "attn_decode")["kv_dtype"] = "int2"
     path = _profile(tmp_path, edit)
-    with pytest.raises(TiersimError, match=r"kv_dtype: unknown KV-cache dtype 'int2'; use one "
+    with pytest.raises(TiersimError, match=r"kv_dtype: unknown KV-cache dtype \"int2\"; use one "
                        r"of bf16, fp16, fp8, fp8_e4m3, or for an MLA \(or DSA\) module "
                        r"'<kv> mla-<weight format>' \('<kv> dsa-...'\)"):
         load_profile(path)
