@@ -60,7 +60,9 @@ def test_an_edit_that_changes_a_point_is_refused_naming_the_field(tmp_path, caps
     scenario.write_text(scenario.read_text().replace("cost_per_gpu_hour: 3.50",
                                                      "cost_per_gpu_hour: 4", 1))
     assert error_line(*_sweep(capsys, scenario, out)) == (
-        f"Error: {out}: holds a sweep of a different scenario (tiers.0.cost_per_gpu_hour is "
+        # the first price in the text is bf16's (tiers.1): round 23's sweep-kill scenario
+        # prices w4a16 at 2.50 since round 53
+        f"Error: {out}: holds a sweep of a different scenario (tiers.1.cost_per_gpu_hour is "
         f"4.0 here, 3.5 when its point {first} ran); use a new --out folder, or delete "
         f"{out / 'points'} to start over")
 

@@ -61,7 +61,9 @@ def test_the_report_gives_the_note_on_a_tier_over_an_slo_the_fleet_meets():
     terminal's line; under ``slo.scope: tier`` the miss is the saving's, and no note is given."""
     from tiersim.report.page import notes_section
 
-    run = RunResult.read(GOLDEN)
+    # the golden tiny run's own note (round 53: its tier order, w4a16 the dearer per request)
+    # is left out; this test is about the tier-over-SLO note alone
+    run = dataclasses.replace(RunResult.read(GOLDEN), notes=())
     assert notes_section(run) == ""
     tiers = tuple(dataclasses.replace(t, tpot_p99_s=0.110) if t.name == "bf16" else t
                   for t in run.tiers)
