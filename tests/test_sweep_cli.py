@@ -87,21 +87,9 @@ def test_sweep_whose_report_cannot_be_written_fails_in_one_line(tiny, tmp_path, 
                                                                  monkeypatch):
     """A full disk at the report: one Error line and exit 1 (as run and plan), the points and
     sweep.parquet kept; it used to print `report: not written` and exit 0."""
-    import errno
+    from test_round53_left53b import _disk_full_at_the_page
 
-    from tiersim.report import page
-
-    real = page._write_atomic
-
-    def disk_full(path, text, *named):
-        def refuse(*args, **kwargs):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        with monkeypatch.context() as inner:
-            inner.setattr(page.os, "fdopen", refuse)
-            real(path, text, *named)
-
-    monkeypatch.setattr(page, "_write_atomic", disk_full)
+    _disk_full_at_the_page(monkeypatch)
     with_sweep(tiny, {"seed": [0]})
     out = tmp_path / "sweep"
     assert main(["sweep", str(tiny), "--out", str(out), "--workers", "1",
