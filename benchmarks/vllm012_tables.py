@@ -11,7 +11,7 @@ section 2, "NVIDIA's vLLM 0.12.0 tables")::
 
     pip download aiconfigurator==0.8.0 --no-deps -d DIR
     python benchmarks/vllm012_tables.py --wheel DIR/aiconfigurator-0.8.0-py3-none-any.whl
-    python benchmarks/vllm012_tables.py --wheel W --replay --model Llama-3.1-8B [--jobs 2]
+    python benchmarks/vllm012_tables.py --wheel W --replay --model Llama-3.1-8B [--jobs 2] [--csv P]
 
 The first form prints, from NVIDIA's tables alone (no tiersim model in them), the ratio of
 the 0.12.0 time to the 0.24.0 one for: the FP8 (per-tensor) and BF16 GEMMs of one
@@ -207,7 +207,7 @@ def scaled_profile(profile: dict, old: GemmGrid, new: GemmGrid, precision: str =
 
 
 def replay(old: dict[str, pd.DataFrame], new: dict[str, pd.DataFrame], model: str,
-           jobs: int) -> int:
+           jobs: int, csv: str | None = None) -> int:
     """Replay ``model``'s vLLM rows on the shipped profile with its FP8 GEMMs at 0.12.0's times."""
     import fidelity_silicon as fs
 
@@ -221,7 +221,8 @@ def replay(old: dict[str, pd.DataFrame], new: dict[str, pd.DataFrame], model: st
         print(f"replaying on {shipped.name} with its {count} FP8 GEMM tables scaled to NVIDIA's "
               f"vLLM 0.12.0 tables (every other table unchanged)")
         fs.ENGINE_PROFILES["vllm"] = str(path)  # read by the forked workers too
-        return fs.main(["--engine", "vllm", "--model", model, "--jobs", str(jobs)])
+        return fs.main(["--engine", "vllm", "--model", model, "--jobs", str(jobs),
+                        *(["--csv", csv] if csv else [])])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="replay --model's vLLM rows with the FP8 GEMM tables at 0.12.0's times")
     p.add_argument("--model", default="Llama-3.1-8B", help="the rows --replay replays")
     p.add_argument("--jobs", type=int, default=2, help="worker processes for --replay")
+    p.add_argument("--csv", help="--replay's per-row results, as fidelity_silicon.py --csv writes")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
@@ -242,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.replay:
-        return replay(old, new, args.model, args.jobs)
+        return replay(old, new, args.model, args.jobs, args.csv)
     report(old, new)
     return 0
 
