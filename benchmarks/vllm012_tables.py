@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 #: Where the 0.12.0 tables lie in the ``aiconfigurator`` wheel (0.5.0 to 0.8.0).
 WHEEL_DIR = "aiconfigurator/systems/data/h200_sxm/vllm/0.12.0/"
 #: The tables this script reads from it.
-WHEEL_FILES = ("gemm_perf.txt", "moe_perf.txt", "context_attention_perf.txt")
+WHEEL_FILES = ("gemm_perf.txt", "moe_perf.txt", "context_attention_perf.txt",
+               "generation_attention_perf.txt")
 #: Llama-3.1-8B's GEMMs of one layer at TP 1, (n, k, count): qkv, o, gate+up as two
 #: 14,336-wide halves (the tables' grids stop at n = 16,384), down.
 LLAMA8B_LAYER = ((6144, 4096, 1), (4096, 4096, 1), (14336, 4096, 2), (4096, 14336, 1))
@@ -93,6 +94,7 @@ def core_tables() -> dict[str, pd.DataFrame]:
         "moe_0.24.0": pd.read_parquet(root / "moe/vllm/0.24.0/moe_perf.parquet"),
         "moe_0.19.0": pd.read_parquet(root / "moe/vllm/0.19.0/moe_perf.parquet"),
         "attn": pd.read_parquet(root / "attention/vllm/0.24.0/context_attention_perf.parquet"),
+        "decode": pd.read_parquet(root / "attention/vllm/0.24.0/generation_attention_perf.parquet"),
     }
 
 
@@ -187,6 +189,25 @@ def report(old: dict[str, pd.DataFrame], new: dict[str, pd.DataFrame]) -> None:
                 cells.append(f"{isl}: {x.latency.mean():.3f}/{y.latency.mean():.3f} "
                              f"(x{x.latency.mean() / y.latency.mean():.2f})")
         print(f"  {heads} heads / {kv} KV heads: " + "; ".join(cells))
+    print("\nDecode attention (BF16 KV; context = isl + step), 0.12.0 / 0.24.0 (FA3), by batch:")
+    d12, d24 = old["generation_attention_perf.txt"], new["decode"]
+    d24 = d24[(d24.window_size.fillna(0) <= 0) & (d24.kernel_source == "vllm_flash_attn_fa3")]
+    for heads, kv in ((32, 8), (16, 4), (8, 2), (64, 4)):
+        means = []
+        for frame, kvd in ((d12, "float16"), (d24, "bfloat16")):
+            sel = frame[(frame.num_heads == heads) & (frame.num_key_value_heads == kv)
+                        & (frame.kv_cache_dtype == kvd)]
+            means.append(sel.assign(ctx=sel.isl + sel.step)
+                         .groupby(["batch_size", "ctx"]).latency.mean())
+        both = pd.concat(means, axis=1, keys=["a", "b"]).dropna()
+        cells = []
+        for batch in (16, 32, 64, 128):
+            at = both[(both.index.get_level_values(0) == batch)
+                      & both.index.get_level_values(1).isin([2048, 4096, 8192, 16384])]
+            if len(at):
+                r = at.a / at.b
+                cells.append(f"{batch}: x{r.min():.2f}-{r.max():.2f}")
+        print(f"  {heads} heads / {kv} KV heads, context 2-16k: " + "; ".join(cells))
 
 
 def scaled_profile(profile: dict, old: GemmGrid, new: GemmGrid, precision: str = "fp8") -> int:
