@@ -241,7 +241,7 @@ class RouterQuality:
         if self.auroc is None:
             return f"none ({self.no_auroc or 'not recorded'})"
         if self.auroc_ci95 is None:
-            return f"{self.auroc:.3f}"
+            return f"{self.auroc:.3f}{_no_interval(self.positives, self.requests, self.target)}"
         return f"{self.auroc:.3f} (95% CI {self.auroc_ci95[0]:.3f} - {self.auroc_ci95[1]:.3f})"
 
     def scored_words(self) -> str:
@@ -264,7 +264,8 @@ class RouterQuality:
         none."""
         if self.auroc_wrong is None:
             return None
-        ci = "" if self.auroc_wrong_ci95 is None else (
+        ci = _no_interval(self.wrong_positives, self.requests, self.wrong_target) if (
+            self.auroc_wrong_ci95 is None) else (
             f" (95% CI {self.auroc_wrong_ci95[0]:.3f} - {self.auroc_wrong_ci95[1]:.3f})")
         return f"{self.auroc_wrong:.3f}{ci}"
 
@@ -309,6 +310,20 @@ class RouterQuality:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""
         return _fields(self)
+
+
+def _no_interval(positives: int | None, requests: int, target: str | None) -> str:
+    """Why an AUROC has no 95% interval where a class has one request (DeLong's variance needs
+    two of each: :func:`tiersim.routing.quality.auroc_interval`): " (no 95% CI: 1 request
+    hard or hopeless; DeLong's needs two of each class)"; nothing where the counts do not
+    say (a hand-edited summary)."""
+    if positives is None or target is None:
+        return ""
+    if positives == 1:
+        return f" (no 95% CI: 1 request {target}; DeLong's needs two of each class)"
+    if requests - positives == 1:
+        return f" (no 95% CI: 1 request not {target}; DeLong's needs two of each class)"
+    return ""
 
 
 @dataclass(frozen=True)
