@@ -42,3 +42,27 @@ def test_no_auroc_interval_from_one_request_of_a_class():
     assert q.wrong_auroc_text() == (f"{q.auroc_wrong:.3f} (no 95% CI: 1 request the cheapest "
                                     "tier fp8 answering wrong; DeLong's needs two of each "
                                     "class)")
+
+
+def test_an_auroc_bound_that_rounds_to_the_auroc_asked_is_shown_to_more_digits():
+    """The verdict against the AUROC asked compares the unrounded interval, the text shows it
+    at three decimals: an upper end of 0.71996 beside 0.72 asked read "95% CI 0.660 - 0.720,
+    asked 0.72 (...; above the 95% CI: the classifier is worse than asked)", a sentence the
+    figures beside it contradict. The ends are shown to as many decimals as tell them from the
+    AUROC asked, as a p99 just over its SLO is (``results_figures.over_digits``)."""
+    from tiersim.results_parts import RouterQuality
+
+    q = RouterQuality(truth="drawn difficulty", requests=1000, target="hard or hopeless",
+                      positives=400, auroc=0.69, auroc_ci95=(0.66, 0.71996), auroc_asked=0.72,
+                      asked_from="workload.difficulty.hint_auroc")
+    assert q.auroc_text() == "0.690 (95% CI 0.66000 - 0.71996)"
+    assert q.asked_text().endswith("above the 95% CI: the classifier is worse than asked)")
+    low = RouterQuality(truth="drawn difficulty", requests=1000, target="hard or hopeless",
+                        positives=400, auroc=0.75, auroc_ci95=(0.72004, 0.78),
+                        auroc_asked=0.72, asked_from="workload.difficulty.hint_auroc")
+    assert low.auroc_text() == "0.750 (95% CI 0.72004 - 0.78000)"
+    assert low.asked_text().endswith("below the 95% CI: the classifier is better than asked)")
+    inside = RouterQuality(truth="drawn difficulty", requests=1000, target="hard or hopeless",
+                           positives=400, auroc=0.69, auroc_ci95=(0.66, 0.72004),
+                           auroc_asked=0.72, asked_from="workload.difficulty.hint_auroc")
+    assert inside.auroc_text() == "0.690 (95% CI 0.660 - 0.720)"  # within: as it reads

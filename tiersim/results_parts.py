@@ -242,7 +242,21 @@ class RouterQuality:
             return f"none ({self.no_auroc or 'not recorded'})"
         if self.auroc_ci95 is None:
             return f"{self.auroc:.3f}{_no_interval(self.positives, self.requests, self.target)}"
-        return f"{self.auroc:.3f} (95% CI {self.auroc_ci95[0]:.3f} - {self.auroc_ci95[1]:.3f})"
+        (lo, hi), d = self.auroc_ci95, self._ci_decimals()
+        return f"{self.auroc:.3f} (95% CI {lo:.{d}f} - {hi:.{d}f})"
+
+    def _ci_decimals(self) -> int:
+        """Decimals the interval's ends are shown to: 3, or as many more (up to 10) as tell an
+        end from the AUROC asked where the verdict puts that outside the interval (an upper
+        end of 0.71996 beside 0.72 asked read "0.720", beside "above the 95% CI")."""
+        if self.auroc_asked is None or self.auroc_ci95 is None:
+            return 3
+        (lo, hi), asked = self.auroc_ci95, self.auroc_asked
+        for d in range(3, 10):
+            if not ((asked > hi and float(f"{hi:.{d}f}") >= asked)
+                    or (asked < lo and float(f"{lo:.{d}f}") <= asked)):
+                return d
+        return 10
 
     def scored_words(self) -> str:
         """What the AUROC is of and where it comes from: "hard or hopeless, against the drawn
