@@ -44,6 +44,9 @@ DRAWN = "drawn difficulty"
 MIN_CLASS = 2
 """Requests of each class :func:`auroc_interval` needs at least (DeLong's variance is each
 class's sample variance): with fewer, the AUROC is given without an interval."""
+EDGE_TAIL = 0.025
+"""The tail :func:`auroc_interval` leaves below an AUROC of 1 (above one of 0), where every
+positive-negative pair is ordered alike: half of the 5 % a 95% interval leaves out."""
 HINT_KEY = "workload.difficulty.hint_auroc"
 """Where the AUROC asked is stated: the hint feature's own AUROC for "not easy"."""
 
@@ -72,10 +75,16 @@ def auroc_interval(score: np.ndarray, positive: np.ndarray,
     of 400 samples of 900 positive and 100 negative and 94.3 % of the reverse, where Hanley
     and McNeil's standard error (1982), used before, held it in 86.8 % and 98.5 % (it assumes
     exponential score classes; 2026-12-07, ``tests/test_round53_review53b.py``). Zero-wide
-    where every positive-negative pair is ordered alike (an AUROC of 0 or 1) or every score
-    ties. None where a class has fewer than :data:`MIN_CLASS` requests: a class's sample
-    variance needs two, and counting one request's as 0 held the true AUROC in 13 % of
-    samples of 1 positive beside 200 negatives (review54, ``tests/test_round54_review54.py``)."""
+    where every score ties (an AUROC of 0.5 that no sample moves). Where every
+    positive-negative pair is ordered alike (an AUROC of 1, or 0), DeLong's variance is 0 too,
+    and the interval runs from the least AUROC theta at which ``k = min(n1, n0)`` disjoint
+    positive-negative pairs, each ordered rightly with probability at most theta, are all
+    ordered rightly with probability :data:`EDGE_TAIL` (``theta ** k``), to 1 (from 0 to ``1 -
+    theta`` for an AUROC of 0): zero-wide there, it held the true AUROC in 61 % of samples of 5
+    positives and 5 negatives 2 apart, which are ordered alike in about 2 of 5 (review54).
+    None where a class has fewer than :data:`MIN_CLASS` requests: a class's sample variance
+    needs two, and counting one request's as 0 held the true AUROC in 13 % of samples of 1
+    positive beside 200 negatives (review54, ``tests/test_round54_review54.py``)."""
     from scipy.stats import rankdata  # lazy, as scikit-learn is
 
     score = np.asarray(score, dtype=np.float64)
@@ -89,6 +98,9 @@ def auroc_interval(score: np.ndarray, positive: np.ndarray,
     v01 = 1.0 - (ranks[~positive] - rankdata(neg)) / n1  # positives above each negative
     a = float(v10.mean()) if value is None else float(value)
     var = float(v10.var(ddof=1)) / n1 + float(v01.var(ddof=1)) / n0
+    if var <= 0.0 and a in (0.0, 1.0):  # every pair ordered alike: DeLong's variance is 0
+        edge = EDGE_TAIL ** (1.0 / min(n1, n0))  # the least AUROC theta with theta**k >= 2.5 %
+        return (edge, 1.0) if a == 1.0 else (0.0, 1.0 - edge)
     half = Z_975 * math.sqrt(max(var, 0.0))
     return (max(a - half, 0.0), min(a + half, 1.0))
 
