@@ -96,3 +96,31 @@ def test_an_auroc_of_1_on_few_requests_has_an_interval_below_it():
                        "correct_fp8": (~positive).astype(np.float32)})
     q = realised_quality(df, score, "fp8", "floor", False, None, 0.72)
     assert q.asked_text() == "0.72 (workload.difficulty.hint_auroc; within the 95% CI)"
+
+
+def test_a_hand_edited_auroc_interval_is_read_strictly(hand_edited_run, tmp_path, capsys):
+    """``router.quality.auroc_ci95`` written ``[null, null]`` (as ``router.accuracy_ci95`` is
+    where there is no interval) was read, and the report ended in a TypeError traceback
+    comparing the AUROC asked with a null end; ``[0.9, 0.2]`` was shown as "95% CI 0.900 -
+    0.200" with a verdict against it. Each is now the summary's one "malformed" line, as a
+    malformed ``router.accuracy_ci95`` is (review54)."""
+    import json
+
+    from conftest import copy_folder
+    from test_hostile_inputs import run_cli
+
+    for k, (key, value) in enumerate([("auroc_ci95", [None, None]), ("auroc_ci95", [0.9, 0.2]),
+                                      ("auroc_wrong_ci95", [0.7, None])]):
+        folder = copy_folder(hand_edited_run, tmp_path / f"r{k}")
+        doc = json.loads((folder / "summary.json").read_text())
+        doc["router"]["quality"].update({"auroc": 0.7, "auroc_ci95": [0.6, 0.8],
+                                         "auroc_asked": 0.72, "auroc_wrong": 0.65,
+                                         "auroc_wrong_ci95": [0.6, 0.7],
+                                         "asked_from": "workload.difficulty.hint_auroc",
+                                         "no_auroc": None, key: value})
+        (folder / "summary.json").write_text(json.dumps(doc))
+        code, err = run_cli(capsys, "report", folder)
+        shown = json.dumps(value).replace(" ", "").replace(",", ", ")
+        assert code == 1 and "Traceback" not in err, err
+        assert (f"malformed summary ('router.quality.{key}' must be two fractions between 0 "
+                f"and 1, the low end first, or null, got {shown})") in err, err

@@ -464,8 +464,8 @@ def _run_from(data: dict) -> RunResult:
     quality = router_data.get("quality")
     router = _build(RouterResult, router_data, accuracy_ci95=_interval(_structured(
         router_data.get("accuracy_ci95") or (None, None), RouterResult, "accuracy_ci95",
-        "router.accuracy_ci95")), quality=None if quality is None else _build(
-        RouterQuality, quality, at="router.quality"))
+        "router.accuracy_ci95")), quality=None if quality is None else _quality_intervals(
+        _build(RouterQuality, quality, at="router.quality")))
     savings = None
     if data.get("savings") is not None:
         s = _object(data["savings"], "savings")
@@ -498,6 +498,24 @@ def _run_from(data: dict) -> RunResult:
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
                   else _build(TraceRead, data["trace"], at="trace"))
+
+
+def _quality_intervals(quality: RouterQuality) -> RouterQuality:
+    """``quality`` where each AUROC interval is as a run writes it, null or two fractions, the
+    low end first; a ValueError otherwise. ``[null, null]`` (as ``router.accuracy_ci95`` is
+    written where there is none) was read, and the report ended in a TypeError traceback
+    comparing the AUROC asked with a null end; ``[0.9, 0.2]`` read "95% CI 0.900 - 0.200"."""
+    from tiersim.errors import json_written
+
+    for key in ("auroc_ci95", "auroc_wrong_ci95"):
+        interval = getattr(quality, key)
+        if interval is None:
+            continue
+        lo, hi = interval
+        if _unknown(lo) or _unknown(hi) or not 0 <= lo <= hi <= 1:
+            raise ValueError(f"'router.quality.{key}' must be two fractions between 0 and 1, "
+                             f"the low end first, or null, got {json_written([lo, hi])}")
+    return quality
 
 
 def _check_uniform_p99s(savings, data: dict) -> None:
