@@ -189,6 +189,35 @@ class Robust(TypedDict):
     baseline_per_seed: NotRequired[list[RobustRow]]
 
 
+class CurrentFleet(TypedDict):
+    """A plan's ``current``: the fleet run today (``plan.current`` or ``--current``),
+    simulated on the plan's trace and seed (:func:`tiersim.cli.plan_current.current_record`),
+    and the plan's saving against it per hour (provisioned) and per month of
+    ``hours_per_month`` hours; the saving's figures null without a plan. Read strictly, as
+    :class:`SeedCheck` is."""
+
+    given: str
+    design: str
+    tiers: list[str]
+    replicas: dict[str, int]
+    gpus_per_replica: dict[str, int]
+    cost_usd: float
+    cost_per_hour_usd: float
+    duration_s: float
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    accuracy: float | None
+    accuracy_basis: str
+    dropped: int
+    meets_slos: bool
+    meets_floor: bool | None
+    missed: str | None
+    hours_per_month: float
+    vs_current_frac: float | None
+    vs_current_per_hour_usd: float | None
+    vs_current_per_month_usd: float | None
+
+
 @dataclass(frozen=True)
 class PlanResult:
     """A capacity plan: the cheapest design meeting the SLOs and the accuracy floor, the
@@ -228,6 +257,10 @@ class PlanResult:
     the worst over them) and, with a plan, its fleet and its saving's baseline at each seed
     (:func:`tiersim.plan.robust.robust_record`); None, and not written, without ``--robust``
     (a plan.json of a plan without it reads as before)."""
+    current: CurrentFleet | None = None
+    """The fleet run today (``plan.current`` or ``tiersim plan --current``) and the plan's
+    saving against it per hour and per month; None, and not written, where none is named (a
+    plan.json of a plan without it reads as before)."""
 
     @property
     def splits(self) -> list[dict[str, Any]]:
@@ -240,8 +273,9 @@ class PlanResult:
         """Plain JSON fields (the content of plan.json); ``robust`` only where the plan was
         sized for several seeds."""
         out = _fields(self)
-        if out.get("robust") is None:
-            out.pop("robust", None)
+        for key in ("robust", "current"):  # written only where asked for
+            if out.get(key) is None:
+                out.pop(key, None)
         return out
 
     @classmethod
@@ -257,6 +291,8 @@ class PlanResult:
             plan = _build(cls, data, **lists)
             if plan.robust is not None:  # as the file writes it, its 2 not pydantic's 2.0
                 _check_robust(data["robust"])
+            if plan.current is not None:
+                _check_current(data["current"], plan.plan)
             return plan
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
@@ -294,3 +330,59 @@ def _check_robust(robust: dict[str, Any]) -> None:
         if seed is not None and seed not in seeds:
             raise ValueError(f"'plan.robust.worst_seed.{key}' must be one of its seeds "
                              f"{json_written(seeds)}, got {json_written(seed)}")
+
+
+def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None:
+    """A ValueError naming the first part of a plan's ``current`` (read as
+    :class:`CurrentFleet`) that no plan writes: its maps over other tiers than its ``tiers``,
+    a count below 1, hours outside 0-744, an accuracy outside 0-1, a saving's figure without
+    a plan (or none with one), or figures that do not agree: the saving per hour is today's
+    USD/hour less the plan's, its share that over today's, and the month the hour times
+    ``hours_per_month``."""
+    import math
+
+    from tiersim.errors import json_written
+
+    def bad(key: str, what: str, value: Any) -> ValueError:
+        return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")
+
+    tiers = current["tiers"]
+    for key in ("replicas", "gpus_per_replica"):
+        if sorted(current[key]) != sorted(tiers) or not tiers:
+            raise bad(key, f"must give each of its tiers {json_written(tiers)}", current[key])
+        for tier, n in current[key].items():
+            if n < 1:
+                raise bad(f"{key}.{tier}", "must be 1 or more", n)
+    hours = current["hours_per_month"]
+    if not 0 < hours <= 744:
+        raise bad("hours_per_month", "must be above 0 and at most 744", hours)
+    if current["accuracy_basis"] not in ("expected", "realised"):
+        raise bad("accuracy_basis", "must be \"expected\" or \"realised\"",
+                  current["accuracy_basis"])
+    accuracy = current["accuracy"]
+    if accuracy is not None and not 0 <= accuracy <= 1:
+        raise bad("accuracy", "must be a fraction between 0 and 1", accuracy)
+    for key in ("cost_usd", "cost_per_hour_usd", "duration_s", "dropped"):
+        if current[key] < 0:
+            raise bad(key, "must be >= 0", current[key])
+    per_hour, month = current["vs_current_per_hour_usd"], current["vs_current_per_month_usd"]
+    rate = current["cost_per_hour_usd"]
+    plan_rate = None if plan is None else plan.get("cost_per_hour_usd")
+    if plan_rate is None:
+        for key in ("vs_current_frac", "vs_current_per_hour_usd", "vs_current_per_month_usd"):
+            if current[key] is not None:
+                raise bad(key, "must be null in a plan with no fleet", current[key])
+        return
+    if per_hour is None or not math.isclose(per_hour, rate - plan_rate, rel_tol=1e-8,
+                                            abs_tol=1e-9):
+        raise bad("vs_current_per_hour_usd", "must be today's cost_per_hour_usd less the "
+                  "plan's", per_hour)
+    frac = current["vs_current_frac"]
+    expected = per_hour / rate if rate > 0 else None
+    if (frac is None) != (expected is None) or (
+            frac is not None and not math.isclose(frac, expected, rel_tol=1e-8, abs_tol=1e-12)):
+        raise bad("vs_current_frac", "must be vs_current_per_hour_usd over today's "
+                  "cost_per_hour_usd (null where that is 0)", frac)
+    if month is None or not math.isclose(month, per_hour * hours, rel_tol=1e-8, abs_tol=1e-9):
+        raise bad("vs_current_per_month_usd", "must be vs_current_per_hour_usd times "
+                  "hours_per_month", month)

@@ -601,6 +601,11 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
     number more than :data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING` (1,024 replicas of
     4,096 ranks ran out of memory building them)."""
     limit = scenario.limits.max_replicas
+    for k, today in enumerate(scenario.plan.current if scenario.plan else ()):
+        if today.replicas > limit:  # today's fleet: simulated as a tier is
+            raise ScenarioError(source, _where(("plan", "current", k, "replicas"), root),
+                                f"{today.replicas} replicas is above limits.max_replicas "
+                                f"({limit}); set limits: {{max_replicas: N}} to allow more")
     for at, tier in scenario.tier_entries():
         if tier.replicas > limit:
             raise ScenarioError(source, _where((*at, "replicas"), root),

@@ -452,6 +452,36 @@ class LimitsConfig(_Strict):
         return tuple(sorted(set(value)))
 
 
+HOURS_PER_MONTH = 730.0
+"""``plan.hours_per_month``'s default: a month of 24/7 (8,760 hours a year / 12)."""
+
+
+class CurrentTier(_Strict):
+    """One tier of the fleet run today (``plan.current``): a tier of the scenario (or a
+    baseline-only one, alone) by its name, at the replicas and GPUs per replica it runs today,
+    as a run scenario writes them."""
+
+    tier: Name = Field(min_length=1, max_length=64, description="a tier's name (tiers or "
+                       "baselines)")
+    replicas: int = Field(ge=1, description="replicas today (at most limits.max_replicas)")
+    gpus_per_replica: int | None = Field(
+        default=None, ge=1, le=MAX_GPUS_PER_REPLICA, description="GPUs one replica uses "
+        "today; default: the tier's own gpus_per_replica")
+
+
+class PlanConfig(_Strict):
+    """Keys ``tiersim plan`` alone reads (``tiersim run`` and ``tiersim sweep`` leave them
+    aside): the fleet run today, which the plan's saving is quoted against too, and the hours a
+    month of it is paid for."""
+
+    current: list[CurrentTier] = Field(
+        min_length=1, max_length=64, description="today's fleet: each tier's name, replicas "
+        "and GPUs per replica; simulated on the same trace and seed as the plan")
+    hours_per_month: float = Field(
+        default=HOURS_PER_MONTH, gt=0, le=744, description="hours a month of today's fleet "
+        "and of the plan is paid for (730: 24/7; at most 744, a 31-day month)")
+
+
 class Scenario(_Strict):
     """A whole scenario YAML (DESIGN.md §7)."""
 
@@ -485,6 +515,8 @@ class Scenario(_Strict):
         "duration x price (what you pay), busy GPU time x price (attributed), or the tiers' "
         "prices per request")
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    plan: PlanConfig | None = Field(default=None, description="tiersim plan's own keys: "
+                                    "today's fleet (current) and hours_per_month")
 
     _source: str = PrivateAttr(default="scenario")
 
@@ -551,6 +583,33 @@ class Scenario(_Strict):
             raise KeyedError(("cost_model",),
                              f"cost_model fixed_per_request needs cost_per_request_usd on every "
                              f"tier (missing on {', '.join(unpriced)})")
+        return self
+
+    @model_validator(mode="after")
+    def _current_names_tiers(self) -> Scenario:
+        """``plan.current`` names each of the scenario's tiers at most once, and a baseline-only
+        tier only alone (no router sends it requests beside other tiers)."""
+        if self.plan is None:
+            return self
+        routed = [t.name for t in self.tiers]
+        only = [t.name for t in self.baselines]
+        seen: set[str] = set()
+        for k, entry in enumerate(self.plan.current):
+            known = ", ".join(repr(n) for n in [*routed, *only])
+            if entry.tier not in routed and entry.tier not in only:
+                raise KeyedError(("plan", "current", k, "tier"),
+                                 f"{yaml_written(entry.tier)} names no tier of the scenario; "
+                                 f"write one of {known}")
+            if entry.tier in seen:
+                raise KeyedError(("plan", "current", k, "tier"),
+                                 f"{yaml_written(entry.tier)} is listed twice in today's fleet; "
+                                 "give each tier once, with all its replicas")
+            seen.add(entry.tier)
+            if entry.tier in only and len(self.plan.current) > 1:
+                raise KeyedError(("plan", "current", k, "tier"),
+                                 f"{yaml_written(entry.tier)} is a baseline-only tier, which no "
+                                 "router sends requests beside other tiers; name it alone, or "
+                                 "list it under tiers")
         return self
 
     @property

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from tiersim.cli.plan_choose import _check_choose, _check_router_keys, _parse_choose
+from tiersim.cli.plan_current import parse_current
 from tiersim.cli.plan_fit import _fitting
 from tiersim.cli.plan_options import (
     _check_cost_model,
@@ -82,6 +83,14 @@ def plan(
         "at this many other seeds (the scenario's seed + 1 .. + N; nothing is sized again) and "
         "say at how many it meets the constraints; 0 turns the check off (at most 1,000).")
     ] = DEFAULT_CHECK_SEEDS,
+    current: Annotated[list[str] | None, typer.Option(
+        "--current", help="Today's fleet, TIER=REPLICAS or TIER=REPLICASxGPUS (repeatable, "
+        "one a tier; in place of the scenario's plan.current): simulated on the same trace "
+        "and seed, and the plan's saving against it given per hour and per month.")] = None,
+    hours_per_month: Annotated[float | None, typer.Option(
+        "--hours-per-month", **number_flag(float),
+        help="Hours a month of today's fleet and of the plan is paid for (default: the "
+        "scenario's plan.hours_per_month, 730: 24/7; at most 744).")] = None,
     robust: Annotated[bool, typer.Option(
         "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
         "together: a design (and the uniform fleet its saving is quoted against) qualifies "
@@ -108,7 +117,9 @@ def plan(
                                _parse_choose(choose), max_replicas=max_replicas,
                                gpu_options=_parse_gpus(gpus_per_replica),
                                cost_model=_check_cost_model(cost_model), report=report,
-                               check_seeds=check_seeds, robust=robust)  # a plain int once checked
+                               check_seeds=check_seeds, robust=robust,  # a plain int once checked
+                               current=parse_current(current),
+                               hours_per_month=unsigned_zero(hours_per_month))
         echo(format_plan(result))
         if not check_seeds and result.plan is not None:
             from tiersim.cli.plan_seeds import UNCHECKED
@@ -137,7 +148,9 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   out_dir: str | Path | None = None, choose: dict[str, list] | None = None,
                   max_replicas: int | None = None, gpu_options: tuple[int, ...] | None = None,
                   cost_model: str | None = None, report: bool = True,
-                  check_seeds: int = 0, robust: bool = False) -> PlanResult:
+                  check_seeds: int = 0, robust: bool = False,
+                  current: list[tuple[str, int, int | None, str]] | None = None,
+                  hours_per_month: float | None = None) -> PlanResult:
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
@@ -146,7 +159,11 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     after the scenario's (:func:`tiersim.cli.plan_seeds.check_seeds`; ``tiersim plan`` checks
     :data:`~tiersim.cli.plan_seeds.DEFAULT_CHECK_SEEDS` unless told otherwise, this function
     none). ``robust``: size every design for the scenario's seed and those ``check_seeds``
-    seeds together (:mod:`tiersim.plan.robust`)."""
+    seeds together (:mod:`tiersim.plan.robust`). ``current`` (``--current``, parsed by
+    :func:`~tiersim.cli.plan_current.parse_current`; else the scenario's ``plan.current``) and
+    ``hours_per_month``: today's fleet, simulated beside the plan and its saving against it
+    given per hour and per month (plan.json ``current``)."""
+    from tiersim.cli.plan_current import today_fleet
     from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
@@ -155,6 +172,11 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     _check_limits(ttft, tpot, floor)
     ttft, tpot, floor = map(plain_float, (ttft, tpot, floor))  # checked: the text is not kept
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
+    if hours_per_month is not None and not 0 < hours_per_month <= 744:
+        raise TiersimError(f"--hours-per-month {hours_per_month:g}: give the hours a month is "
+                           "paid for, above 0 and at most 744 (730: 24/7)")
+    today = today_fleet(scenario, str(scenario_path), current,
+                        None if hours_per_month is None else plain_float(hours_per_month))
     gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
     scenario = _fitting(scenario, gpu_options)  # planner sizes
     from tiersim.savings import baseline_replica_limit
@@ -188,7 +210,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor), out, choose, max_replicas,
-                     gpu_options, cost_model, report, check_seeds, robust)
+                     gpu_options, cost_model, report, check_seeds, robust, today)
 
 
 def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
@@ -204,7 +226,7 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
           gpu_options, cost_model, report: bool, check_seeds: int = 0,
-          robust: bool = False) -> PlanResult:
+          robust: bool = False, today=None) -> PlanResult:
     """:func:`plan_capacity` once the folder is claimed."""
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
@@ -226,6 +248,10 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     else:
         evaluator = SimEvaluator(scenario, str(scenario_path))
     _note_tier_order(scenario, str(scenario_path), evaluator.df)
+    if today is not None:  # refused before the search, not after it
+        from tiersim.cli.plan_current import check_today
+
+        check_today(evaluator, today, str(scenario_path))
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
@@ -247,6 +273,13 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
 
         result = dataclasses.replace(result, seed_check=seed_check(
             scenario, result, str(scenario_path), max_replicas, check_seeds))
+    if today is not None:  # today's fleet on the same trace, seed and constraints
+        import dataclasses
+
+        from tiersim.cli.plan_current import current_record
+
+        result = dataclasses.replace(result, current=current_record(evaluator, today,
+                                                                    constraints, result))
     if out is not None:
         write_plan(out, scenario, result, str(scenario_path), report, max_replicas)
     return result

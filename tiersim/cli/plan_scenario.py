@@ -91,6 +91,7 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
 
     doc = scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
     doc.pop("sweep", None)
+    doc.pop("plan", None)  # today's fleet: what this plan is compared with, not the plan
     tiers, left = [], []
     for tier in doc["tiers"]:
         if tier["name"] not in plan["replicas"]:

@@ -51,8 +51,11 @@ def format_plan(result: PlanResult) -> str:
 
     floor = result.constraints.get("accuracy_floor")
     if not chosen:
+        from tiersim.results_current import current_lines
+
         return "\n".join([f"no fleet meets the constraints ({head}): {result.reason}",
-                          *robust_lines(result.robust, floor)])
+                          *robust_lines(result.robust, floor),
+                          *current_lines(result.current, result.constraints)])
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
                       f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
@@ -74,6 +77,9 @@ def format_plan(result: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
+    from tiersim.results_current import current_lines
+
+    lines += current_lines(result.current, result.constraints)
     for tier, check in by_planned_tier(chosen, "one_fewer"):
         lines.append(f"  one fewer {tier}: {check.get('verdict')}")
     lines += _tiers_over_slo(chosen, result.constraints, result.robust)

@@ -912,7 +912,7 @@ def plan_section(plan: PlanResult) -> str:
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
-                + _robust_paragraph(plan))
+                + _robust_paragraph(plan) + current_section(plan))
     gpus = chosen.get("gpus_per_replica") or {}
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, *_split_and_techniques(per_tier, t))} x "
@@ -940,12 +940,61 @@ def plan_section(plan: PlanResult) -> str:
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
+            + current_section(plan)
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split, plan.constraints) for split in plan.splits)
             + seed_check_section(plan.seed_check))
+
+
+def current_section(plan: PlanResult) -> str:
+    """Today's fleet (plan.json ``current``: ``plan.current`` or ``--current``): its USD/hour,
+    p99s against the SLOs and accuracy against the floor, whether it meets them, and the
+    plan's saving against it per hour and per month, in the words the plan's console gives
+    (:func:`tiersim.results_current.current_lines`); nothing where no fleet was named."""
+    from tiersim.results_current import saving_words, today_words
+
+    current = plan.current
+    if not current:
+        return ""
+    c = plan.constraints
+    fleet = " + ".join(f"{t} {current['replicas'][t]} x {current['gpus_per_replica'][t]} GPU"
+                       for t in current["tiers"])
+    hours = current.get("hours_per_month")
+    rows = [["today's fleet", f"{fleet} ({current.get('given')})"],
+            ["its cost (USD per hour, provisioned)", current.get("cost_per_hour_usd")],
+            ["its p99 TTFT (s), SLO", f"{figure_text(current.get('ttft_p99_s'))}, "
+             f"{as_given(c.get('ttft_p99_s'))}"],
+            ["its p99 TPOT (s), SLO", f"{figure_text(current.get('tpot_p99_s'))}, "
+             f"{as_given(c.get('tpot_p99_s'))}"],
+            ["its dropped requests", current.get("dropped")],
+            ["meets the SLOs", _met(current.get("meets_slos"))],
+            [accuracy_name(current.get("accuracy_basis")),
+             None if current.get("accuracy") is None else to_figures(current["accuracy"])],
+            ["meets the accuracy floor", "no floor" if c.get("accuracy_floor") is None
+             else _met(current.get("meets_floor"))],
+            *_today_saving_rows(current.get("vs_current_per_hour_usd"),
+                                current.get("vs_current_per_month_usd"), hours)]
+    words = [today_words(current, c), saving_words(current)]
+    return ("<h3>Against today's fleet (simulated on the same trace and seed)</h3>"
+            + "".join(f"<p>{page_text(w)}</p>" for w in words if w)
+            + table(["item", "value"], rows))
+
+
+def _today_saving_rows(per_hour: float | None, month: float | None,
+                       hours: float | None) -> list[list]:
+    """The plan's saving against today's fleet per hour and per month of ``hours`` hours, as
+    "saved" rows, or "the plan costs more" rows of the gap unsigned where the plan is the
+    dearer (a saving is never shown below 0, as the run's "costs ... more"); none without a
+    plan."""
+    if per_hour is None:
+        return []
+    word = "the plan costs more than it by" if per_hour < 0 else "saved vs it"
+    return [[f"{word} (USD per hour)", abs(per_hour)],
+            [f"{word} (USD a month of {figure_text(hours)} hours)",
+             None if month is None else abs(month)]]
 
 
 def _robust_paragraph(plan: PlanResult, basis: str | None = None) -> str:

@@ -1,0 +1,225 @@
+"""Today's fleet beside the plan (``plan.current`` in the scenario, or ``tiersim plan
+--current``): simulated on the plan's trace and seed, held to the same SLOs and floor, and
+the plan's saving against it per hour and per month (docs/planning.md, "Reading a plan
+against today's fleet").
+
+:func:`today_fleet` reads the fleet (each tier's name, replicas and GPUs per replica);
+:func:`check_today` refuses, before the search, a fleet that does not fit its GPUs or that
+the scenario's router cannot route; :func:`current_record` simulates it once the plan is
+found and gives plan.json's ``current``; :func:`tiersim.results_current.current_lines` words
+it for the console and the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tiersim.errors import TiersimError, yaml_written
+
+FLAG = "--current"
+"""The flag that names today's fleet on the command line, in place of ``plan.current``."""
+
+HOURS_FLAG = "--hours-per-month"
+"""The flag that sets ``plan.hours_per_month`` on the command line."""
+
+_FLAG_VALUE = re.compile(r"^\s*([^=\s]+)\s*=\s*([0-9]+)\s*(?:[xX]\s*([0-9]+))?\s*$")
+
+
+@dataclass(frozen=True)
+class TodayTier:
+    """One tier of today's fleet: the scenario's tier by name, its replicas and GPUs per
+    replica, and where it was given (``plan.current[0]``, or ``--current 'bf16=5x2'``)."""
+
+    tier: str
+    replicas: int
+    gpus_per_replica: int
+    where: str
+
+
+@dataclass(frozen=True)
+class Today:
+    """Today's fleet (its tiers in the scenario's order) and the hours a month is paid for;
+    ``given``: where it was given (``plan.current`` or ``--current``)."""
+
+    tiers: tuple[TodayTier, ...]
+    hours_per_month: float
+    given: str
+
+
+def parse_current(values: list[str] | None) -> list[tuple[str, int, int | None, str]] | None:
+    """``--current TIER=REPLICAS[xGPUS]`` values as (tier, replicas, GPUs or None, the value as
+    typed); one line naming the value and the form where one is not it. None: no flag."""
+    if not values:
+        return None
+    out = []
+    for value in values:
+        m = _FLAG_VALUE.match(value)
+        if not m:
+            raise TiersimError(f"{FLAG} {yaml_written(value)}: write TIER=REPLICAS or "
+                               "TIER=REPLICASxGPUS (a tier of the scenario, its replicas today "
+                               "and GPUs per replica), e.g. --current bf16=5x2")
+        gpus = None if m.group(3) is None else int(m.group(3))
+        out.append((m.group(1), int(m.group(2)), gpus, value))
+    return out
+
+
+def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, str]] | None,
+                hours: float | None) -> Today | None:
+    """Today's fleet: ``--current`` where given (it replaces ``plan.current``), else the
+    scenario's ``plan.current`` (checked as the scenario loaded: names, replicas), each tier on
+    its own ``gpus_per_replica`` as the scenario writes it where none is given (call before the
+    planner refits the tiers). ``hours``: ``--hours-per-month``, else the scenario's
+    ``plan.hours_per_month``. None where neither names a fleet; one line where ``--hours-per-
+    month`` is given without one (it would change nothing)."""
+    from tiersim.scenario_models import HOURS_PER_MONTH
+
+    by_name = {t.name: t for t in scenario.all_tiers}
+    order = [t.name for t in scenario.all_tiers]
+    keys = scenario.plan
+    if hours is None:
+        hours = keys.hours_per_month if keys is not None else HOURS_PER_MONTH
+    if flag is None and keys is None:
+        if hours != HOURS_PER_MONTH:
+            raise TiersimError(f"{HOURS_FLAG}: {source} names no fleet run today, so there is "
+                               "no month to price; name it with plan.current in the scenario "
+                               f"or {FLAG} TIER=REPLICASxGPUS")
+        return None
+    if flag is None:
+        tiers = [TodayTier(t.tier, t.replicas, t.gpus_per_replica
+                           or by_name[t.tier].gpus_per_replica, f"plan.current[{k}]")
+                 for k, t in enumerate(keys.current)]
+        given = "plan.current"
+    else:
+        tiers = [_flag_tier(scenario, source, name, replicas, gpus, typed, flag)
+                 for name, replicas, gpus, typed in flag]
+        given = FLAG
+    tiers.sort(key=lambda t: order.index(t.tier))
+    return Today(tuple(tiers), float(hours), given)
+
+
+def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None, typed: str,
+               flag: list) -> TodayTier:
+    """One ``--current`` value checked as ``plan.current`` is (a tier of the scenario, given
+    once, a baseline-only one alone; 1 to ``limits.max_replicas`` replicas; 1 to 64 GPUs)."""
+    from tiersim.scenario_models import MAX_GPUS_PER_REPLICA
+
+    routed = [t.name for t in scenario.tiers]
+    only = [t.name for t in scenario.baselines]
+    at = f"{FLAG} {yaml_written(typed)}"
+    if name not in routed and name not in only:
+        known = ", ".join(repr(n) for n in [*routed, *only])
+        raise TiersimError(f"{at}: {yaml_written(name)} names no tier of {source}; write one "
+                           f"of {known}")
+    if sum(1 for other, *_ in flag if other == name) > 1:
+        raise TiersimError(f"{at}: {yaml_written(name)} is given twice; give each tier once, "
+                           "with all its replicas")
+    if name in only and len(flag) > 1:
+        raise TiersimError(f"{at}: {yaml_written(name)} is a baseline-only tier of {source}, "
+                           "which no router sends requests beside other tiers; name it alone")
+    limit = scenario.limits.max_replicas
+    if not 1 <= replicas <= limit:
+        raise TiersimError(f"{at}: {replicas} replicas; give 1 to limits.max_replicas "
+                           f"({limit}) replicas (a fleet of 0 replicas serves nothing)")
+    by_name = {t.name: t for t in scenario.all_tiers}
+    gpus = by_name[name].gpus_per_replica if gpus is None else gpus
+    if not 1 <= gpus <= MAX_GPUS_PER_REPLICA:
+        raise TiersimError(f"{at}: {gpus} GPUs per replica; give 1 to {MAX_GPUS_PER_REPLICA}")
+    return TodayTier(name, replicas, gpus, at)
+
+
+def design_of(today: Today):
+    """Today's fleet as the planner's :class:`~tiersim.plan.evaluate.Design` (the scenario's
+    router as written, every request on its one tier where it has one) and its replicas."""
+    from tiersim.plan.evaluate import Design
+
+    design = Design(tuple(t.tier for t in today.tiers),
+                    tuple(t.gpus_per_replica for t in today.tiers))
+    return design, {t.tier: t.replicas for t in today.tiers}
+
+
+def _label(today: Today) -> str:
+    """``bf16 5 x 2 GPU`` (``fp8 10 x 1 GPU + bf16 7 x 1 GPU``): today's fleet as the plan's
+    lines give a fleet's replicas and GPUs."""
+    return " + ".join(f"{t.tier} {t.replicas} x {t.gpus_per_replica} GPU" for t in today.tiers)
+
+
+def check_today(evaluator, today: Today, source: str) -> None:
+    """One line where a tier of today's fleet does not fit its GPUs per replica (weights and
+    some KV cache, or a split vLLM refuses), or the scenario's router cannot route the fleet
+    (a cascade naming a tier it lacks); checked before the search, so no search is wasted."""
+    for t in today.tiers:
+        if evaluator.built(t.tier, t.gpus_per_replica) is None:
+            why = evaluator.refusals.get((t.tier, t.gpus_per_replica))
+            raise TiersimError(f"{source}: {t.where}: tier {t.tier!r} on {t.gpus_per_replica} "
+                               f"GPU per replica does not fit ({_said(why)}); give "
+                               "gpus_per_replica the GPUs a replica runs on today")
+        split = evaluator.split_problem(t.tier, t.gpus_per_replica)
+        if split:
+            raise TiersimError(f"{source}: {t.where}: tier {t.tier!r} on {t.gpus_per_replica} "
+                               f"GPU per replica: {split}; give gpus_per_replica the GPUs a "
+                               "replica runs on today")
+    design, _ = design_of(today)
+    if len(design.tiers) > 1:
+        try:
+            evaluator.routing(design)
+        except (TiersimError, ValueError) as err:
+            raise TiersimError(f"{source}: {today.given}: the scenario's router cannot route "
+                               f"today's fleet {_label(today)} ({_said(err)}); name the "
+                               "tiers the router reads, or set router as today's fleet "
+                               "routes") from None
+
+
+def _said(err: Exception | None) -> str:
+    """An error's own words, without the file it names first, for a line that names it."""
+    text = str(err or "refused").strip().rstrip(".")
+    return text
+
+
+def current_record(evaluator, today: Today, constraints, result) -> dict[str, Any]:
+    """plan.json's ``current``: today's fleet simulated by the plan's evaluator (the same
+    trace, seed and draws; under ``--robust`` the worst over its seeds, as every design's),
+    its cost per hour provisioned, p99s, accuracy and drops against the constraints, and the
+    plan's saving against it per hour and per month of ``hours_per_month`` hours (None
+    without a plan)."""
+    from tiersim.plan.constraints import _missed, verdict
+    from tiersim.results import reaches_floor
+
+    design, replicas = design_of(today)
+    o = evaluator.evaluate(design, replicas)
+    floor = constraints.accuracy_floor
+    meets_floor = None if floor is None else (o.accuracy is None
+                                              or reaches_floor(o.accuracy, floor))
+    rate = o.cost_per_hour_usd
+    chosen = result.plan
+    plan_rate = None if chosen is None else chosen.get("cost_per_hour_usd")
+    per_hour = None if plan_rate is None else rate - plan_rate
+    frac = None if per_hour is None or not rate > 0 else per_hour / rate
+    return {
+        "given": today.given,
+        "design": design.label,
+        "tiers": list(design.tiers),
+        "replicas": dict(replicas),
+        "gpus_per_replica": {t.tier: t.gpus_per_replica for t in today.tiers},
+        "cost_usd": o.cost_usd,
+        "cost_per_hour_usd": rate,
+        "duration_s": o.duration_s,
+        "ttft_p99_s": o.ttft_p99_s,
+        "tpot_p99_s": o.tpot_p99_s,
+        "accuracy": o.accuracy,
+        "accuracy_basis": evaluator.basis(evaluator.routing(design)[1]),
+        "dropped": o.dropped,
+        "meets_slos": verdict(o, constraints).ok,
+        "meets_floor": meets_floor,
+        "missed": _missed(o, constraints),
+        "hours_per_month": today.hours_per_month,
+        "vs_current_frac": frac,
+        "vs_current_per_hour_usd": per_hour,
+        "vs_current_per_month_usd": None if per_hour is None
+        else per_hour * today.hours_per_month,
+    }
+
+
+__all__ = ["FLAG", "HOURS_FLAG", "Today", "TodayTier", "check_today", "current_record",
+           "design_of", "parse_current", "today_fleet"]

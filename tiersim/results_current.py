@@ -1,0 +1,99 @@
+"""Today's fleet beside a plan, in words (plan.json ``current``,
+:class:`tiersim.results_plan.CurrentFleet`): ``tiersim plan``'s console lines
+(:func:`current_lines`) and the report's paragraph say it alike; its USD/hour, p99s against
+the SLOs and accuracy against the floor, then the plan's saving against it per hour and per
+month (the month's hours always said).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def current_lines(current: dict[str, Any] | None, constraints: dict[str, Any]) -> list[str]:
+    """Today's fleet in the plan's console (and the words the report uses): its USD/hour, its
+    p99s against the SLOs and its accuracy against the floor (met or not), then the plan's
+    saving against it per hour and per month, worded as a run's saving is
+    (:func:`~tiersim.results.saving_verdict`: "saves 40.0 %", "costs 5.88 % more"), the
+    month's hours and load said; where today's fleet misses a constraint, said beside the
+    saving. No line without ``current``."""
+    if not current:
+        return []
+    return ["  " + today_words(current, constraints), *(
+        ["  " + words] if (words := saving_words(current)) else [])]
+
+
+def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
+    """"today's fleet (plan.current: bf16 5 x 2 GPU): 35.0 USD/hour provisioned; p99 TTFT /
+    TPOT (SLOs 2.00 s / 100 ms) 0.528 s / 73.0 ms; expected accuracy 95.31% vs floor 92.50%:
+    meets the SLOs and the accuracy floor (simulated on the plan's trace and seed)"."""
+    from tiersim.results import accuracy_name, percent_as_given, percent_text
+    from tiersim.results import figure_text as fmt
+
+    fleet = " + ".join(f"{t} {current['replicas'][t]} x {current['gpus_per_replica'][t]} GPU"
+                       for t in current["tiers"])
+    p99 = (f"p99 TTFT / TPOT (SLOs {fmt(constraints.get('ttft_p99_s'), ' s')} / "
+           f"{fmt(constraints.get('tpot_p99_s'), ' ms', 1e3)}) "
+           f"{fmt(current.get('ttft_p99_s'), ' s')} / {fmt(current.get('tpot_p99_s'), ' ms', 1e3)}")
+    floor = constraints.get("accuracy_floor")
+    accuracy = current.get("accuracy")
+    acc = (f"{accuracy_name(current.get('accuracy_basis'))} "
+           f"{'-' if accuracy is None else percent_text(accuracy, 2)}")
+    if floor is not None:
+        acc += f" vs floor {percent_as_given(floor)}"
+    return (f"today's fleet ({current.get('given')}: {fleet}): "
+            f"{fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
+            f"{acc}: {_met_words(current, floor)} (simulated on the plan's trace and seed)")
+
+
+def _met_words(current: dict[str, Any], floor: float | None) -> str:
+    """Whether today's fleet meets the SLOs (no request dropped) and the floor, in words."""
+    slos, meets_floor = current.get("meets_slos"), current.get("meets_floor")
+    if floor is None:
+        return "meets the SLOs" if slos else f"misses the SLOs ({current.get('missed')})"
+    if slos and meets_floor:
+        return "meets the SLOs and the accuracy floor"
+    missed = [w for w, ok in (("the SLOs", slos), ("the accuracy floor", meets_floor)) if not ok]
+    return f"misses {' and '.join(missed)} ({current.get('missed')})"
+
+
+def saving_words(current: dict[str, Any]) -> str | None:
+    """The plan's saving against today's fleet: "saves 40.0 % per hour against today's fleet:
+    14.0 USD/hour, 10,220 USD a month of 730 hours (24/7 ...)"; "costs ... more than" where the
+    plan is the dearer; the constraints today's fleet misses said after it. None without a
+    plan (no saving)."""
+    from tiersim.results import figure_text, saving_verdict
+    from tiersim.results_savings import costs_more
+
+    per_hour = current.get("vs_current_per_hour_usd")
+    if per_hour is None:
+        return None
+    frac = current.get("vs_current_frac")
+    verdict, shown = saving_verdict(frac, per_hour)
+    per = " per hour" if frac is not None else ""
+    words = (f"the plan costs the same{per} as" if verdict == "same" else
+             f"the plan {costs_more(shown, per)} than" if verdict == "costs" else
+             f"the plan saves {shown}{per} against")
+    hours = current.get("hours_per_month")
+    month = current.get("vs_current_per_month_usd")
+    amounts = "" if verdict == "same" else (
+        f": {figure_text(abs(per_hour))} USD/hour {'more' if verdict == 'costs' else 'less'}, "
+        f"{figure_text(abs(month))} USD a month of {figure_text(hours)} hours "
+        f"({_month_words(hours)}both fleets provisioned for the trace's load; modelled)")
+    text = f"{words} today's fleet{amounts}"
+    if not (current.get("meets_slos") and current.get("meets_floor") is not False):
+        text += (f"; today's fleet misses {current.get('missed')}, so this saving is against a "
+                 "fleet that does not meet the constraints")
+    return text
+
+
+def _month_words(hours: float | None) -> str:
+    """"24/7, " before the month's words where it is the default 730 hours (else the hours,
+    given beside it, are the ones set)."""
+    from tiersim.scenario_models import HOURS_PER_MONTH
+
+    return "24/7, " if hours == HOURS_PER_MONTH else ""
+
+
+
+__all__ = ["current_lines", "saving_words", "today_words"]
