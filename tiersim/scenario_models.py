@@ -452,6 +452,17 @@ class LimitsConfig(_Strict):
         return tuple(sorted(set(value)))
 
 
+def _precision_hint(scenario, written: str) -> str:
+    """Where a name given for a tier of today's fleet is a precision of the scenario's tiers
+    (``fp8`` for a tier named ``fast``): which tiers run it, as a tier is named by its name."""
+    named = [t.name for t in scenario.all_tiers
+             if t.precision.strip().lower() == str(written).strip().lower()]
+    if not named:
+        return ""
+    return (f" (it is the precision of {', '.join(repr(n) for n in named)}: name a tier by its "
+            "name, not its precision)")
+
+
 HOURS_PER_MONTH = 730.0
 """``plan.hours_per_month``'s default: a month of 24/7 (8,760 hours a year / 12)."""
 
@@ -463,10 +474,20 @@ class CurrentTier(_Strict):
 
     tier: Name = Field(min_length=1, max_length=64, description="a tier's name (tiers or "
                        "baselines)")
-    replicas: int = Field(ge=1, description="replicas today (at most limits.max_replicas)")
+    replicas: int = Field(description="replicas today, 1 or more (at most "
+                          "limits.max_replicas)")
     gpus_per_replica: int | None = Field(
         default=None, ge=1, le=MAX_GPUS_PER_REPLICA, description="GPUs one replica uses "
         "today; default: the tier's own gpus_per_replica")
+
+    @field_validator("replicas")
+    @classmethod
+    def _serves(cls, value: int) -> int:
+        """At least one replica: a tier of today's fleet at 0 serves nothing."""
+        if value < 1:
+            raise ValueError(f"{value} replicas serve nothing; give the replicas the tier runs "
+                             "today (1 or more), or leave the tier out of plan.current")
+        return value
 
 
 class PlanConfig(_Strict):
@@ -598,8 +619,8 @@ class Scenario(_Strict):
             known = ", ".join(repr(n) for n in [*routed, *only])
             if entry.tier not in routed and entry.tier not in only:
                 raise KeyedError(("plan", "current", k, "tier"),
-                                 f"{yaml_written(entry.tier)} names no tier of the scenario; "
-                                 f"write one of {known}")
+                                 f"{yaml_written(entry.tier)} names no tier of the scenario"
+                                 f"{_precision_hint(self, entry.tier)}; write one of {known}")
             if entry.tier in seen:
                 raise KeyedError(("plan", "current", k, "tier"),
                                  f"{yaml_written(entry.tier)} is listed twice in today's fleet; "

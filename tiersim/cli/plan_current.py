@@ -120,8 +120,10 @@ def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None
                            "which no router sends requests beside other tiers; name it alone")
     limit = scenario.limits.max_replicas
     if not 1 <= replicas <= limit:
-        raise TiersimError(f"{at}: {replicas} replicas; give 1 to limits.max_replicas "
-                           f"({limit}) replicas (a fleet of 0 replicas serves nothing)")
+        why = " serve nothing" if replicas < 1 else f" is above limits.max_replicas ({limit})"
+        raise TiersimError(f"{at}: {replicas} replicas{why}; give the replicas the tier runs "
+                           f"today, 1 to {limit} (set limits: {{max_replicas: N}} in the "
+                           "scenario to allow more)")
     by_name = {t.name: t for t in scenario.all_tiers}
     gpus = by_name[name].gpus_per_replica if gpus is None else gpus
     if not 1 <= gpus <= MAX_GPUS_PER_REPLICA:
@@ -150,31 +152,56 @@ def check_today(evaluator, today: Today, source: str) -> None:
     some KV cache, or a split vLLM refuses), or the scenario's router cannot route the fleet
     (a cascade naming a tier it lacks); checked before the search, so no search is wasted."""
     for t in today.tiers:
-        if evaluator.built(t.tier, t.gpus_per_replica) is None:
-            why = evaluator.refusals.get((t.tier, t.gpus_per_replica))
-            raise TiersimError(f"{source}: {t.where}: tier {t.tier!r} on {t.gpus_per_replica} "
-                               f"GPU per replica does not fit ({_said(why)}); give "
-                               "gpus_per_replica the GPUs a replica runs on today")
-        split = evaluator.split_problem(t.tier, t.gpus_per_replica)
-        if split:
-            raise TiersimError(f"{source}: {t.where}: tier {t.tier!r} on {t.gpus_per_replica} "
-                               f"GPU per replica: {split}; give gpus_per_replica the GPUs a "
-                               "replica runs on today")
+        gpus = t.gpus_per_replica
+        why = None
+        if evaluator.built(t.tier, gpus) is None:
+            why = _said(evaluator.refusals.get((t.tier, gpus)))
+        elif evaluator.split_problem(t.tier, gpus):
+            why = evaluator.split_problem(t.tier, gpus)
+        if why is not None:
+            fix = ("give gpus_per_replica the GPUs one replica runs on today (a count it fits "
+                   "on)")
+            _refuse(source, t, "gpus_per_replica",
+                    f"tier {t.tier!r} on {gpus} GPU{'s' if gpus > 1 else ''} per replica is "
+                    f"refused ({why}); {fix}")
     design, _ = design_of(today)
     if len(design.tiers) > 1:
         try:
             evaluator.routing(design)
         except (TiersimError, ValueError) as err:
-            raise TiersimError(f"{source}: {today.given}: the scenario's router cannot route "
-                               f"today's fleet {_label(today)} ({_said(err)}); name the "
-                               "tiers the router reads, or set router as today's fleet "
-                               "routes") from None
+            words = (f"the scenario's router cannot route today's fleet {_label(today)} "
+                     f"({_said(err)}); name the tiers the router reads, or set router as "
+                     "today's fleet routes")
+            if today.given == FLAG:
+                raise TiersimError(f"{FLAG}: {words}") from None
+            raise _located(source, "plan.current", words) from None
+
+
+def _refuse(source: str, t: TodayTier, key: str, message: str) -> None:
+    """Raise one line for ``t``: at its key in the scenario file (with its line), or after the
+    ``--current`` value it was typed as."""
+    if t.where.startswith(FLAG):
+        raise TiersimError(f"{t.where}: {message.replace(' give gpus_per_replica', ' give')}")
+    raise _located(source, f"{t.where}.{key}", message)
+
+
+def _located(source: str, where: str, message: str):
+    """A :class:`~tiersim.errors.ScenarioError` at ``where`` in the scenario file ``source``,
+    with the line of its deepest part the file writes
+    (:func:`tiersim.scenario_explain.located`)."""
+    from tiersim.errors import ScenarioError
+    from tiersim.scenario_explain import located
+
+    return located(ScenarioError(source, where, message))
 
 
 def _said(err: Exception | None) -> str:
-    """An error's own words, without the file it names first, for a line that names it."""
-    text = str(err or "refused").strip().rstrip(".")
-    return text
+    """An error's own words for a line that names the file itself: without the file (and
+    line) it names first."""
+    if err is None:
+        return "refused"
+    text = getattr(err, "message", None) or str(err)
+    return str(text).strip().rstrip(".")
 
 
 def current_record(evaluator, today: Today, constraints, result) -> dict[str, Any]:
