@@ -24,9 +24,9 @@ def current_lines(current: dict[str, Any] | None, constraints: dict[str, Any]) -
 
 
 def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
-    """"today's fleet (plan.current: bf16 5 x 2 GPU): 35.0 USD/hour provisioned; p99 TTFT /
-    TPOT (SLOs 2.00 s / 100 ms) 0.528 s / 73.0 ms; expected accuracy 95.31% vs floor 92.50%:
-    meets the SLOs and the accuracy floor (simulated on the plan's trace and seed)"."""
+    """"today's fleet (plan.current: bf16 5 x 2 GPU), simulated on the plan's trace at seed 0:
+    35.0 USD/hour provisioned; p99 TTFT / TPOT (SLOs 2.00 s / 100 ms) 0.528 s / 73.0 ms;
+    expected accuracy 95.31% vs floor 92.50%: meets the SLOs and the accuracy floor"."""
     from tiersim.results import accuracy_name, percent_as_given, percent_text
     from tiersim.results import figure_text as fmt
 
@@ -41,9 +41,17 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
            f"{'-' if accuracy is None else percent_text(accuracy, 2)}")
     if floor is not None:
         acc += f" vs floor {percent_as_given(floor)}"
-    return (f"today's fleet ({current.get('given')}: {fleet}): "
-            f"{fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
-            f"{acc}: {_met_words(current, floor)} (simulated on the plan's trace and seed)")
+    return (f"today's fleet ({current.get('given')}: {fleet}), simulated on the plan's trace "
+            f"{_seeds_words(current.get('seeds') or [])}: {fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
+            f"{acc}: {_met_words(current, floor)}")
+
+
+def _seeds_words(seeds: list[int]) -> str:
+    """"at seed 0", the plan's; "at seeds 0, 1, 2 (each figure the worst over them)" under
+    ``--robust``, as the plan's own figures are."""
+    if len(seeds) == 1:
+        return f"at seed {seeds[0]}"
+    return f"at seeds {', '.join(map(str, seeds))} (each figure the worst over them)"
 
 
 def _met_words(current: dict[str, Any], floor: float | None) -> str:
@@ -58,10 +66,10 @@ def _met_words(current: dict[str, Any], floor: float | None) -> str:
 
 
 def saving_words(current: dict[str, Any]) -> str | None:
-    """The plan's saving against today's fleet: "saves 40.0 % per hour against today's fleet:
-    14.0 USD/hour, 10,220 USD a month of 730 hours (24/7 ...)"; "costs ... more than" where the
-    plan is the dearer; the constraints today's fleet misses said after it. None without a
-    plan (no saving)."""
+    """The plan's saving against today's fleet: "the plan saves 40.0 % per hour against today's
+    fleet: 14.0 USD/hour less, 10,220 USD less a month of 730 hours (24/7, ...)"; "costs ...
+    more than" where the plan is the dearer; the constraints today's fleet misses said after
+    it. None without a plan (no saving)."""
     from tiersim.results import figure_text, saving_verdict
     from tiersim.results_savings import costs_more
 
@@ -76,14 +84,15 @@ def saving_words(current: dict[str, Any]) -> str | None:
              f"the plan saves {shown}{per} against")
     hours = current.get("hours_per_month")
     month = current.get("vs_current_per_month_usd")
+    gap = "more" if verdict == "costs" else "less"
     amounts = "" if verdict == "same" else (
-        f": {figure_text(abs(per_hour))} USD/hour {'more' if verdict == 'costs' else 'less'}, "
-        f"{figure_text(abs(month))} USD a month of {figure_text(hours)} hours "
+        f": {figure_text(abs(per_hour))} USD/hour {gap}, "
+        f"{figure_text(abs(month))} USD {gap} a month of {figure_text(hours)} hours "
         f"({_month_words(hours)}both fleets provisioned for the trace's load; modelled)")
     text = f"{words} today's fleet{amounts}"
     if not (current.get("meets_slos") and current.get("meets_floor") is not False):
-        text += (f"; today's fleet misses {current.get('missed')}, so this saving is against a "
-                 "fleet that does not meet the constraints")
+        text += (f"; today's fleet misses {current.get('missed')}, so this compares the plan "
+                 "with a fleet that does not meet the constraints")
     return text
 
 

@@ -197,6 +197,7 @@ class CurrentFleet(TypedDict):
     :class:`SeedCheck` is."""
 
     given: str
+    seeds: list[int]
     design: str
     tiers: list[str]
     replicas: dict[str, int]
@@ -346,6 +347,9 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     def bad(key: str, what: str, value: Any) -> ValueError:
         return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")
 
+    if not current["seeds"] or any(k < 0 or k > 2**63 - 1 for k in current["seeds"]):
+        raise bad("seeds", "must be the seeds it was simulated at (the plan's, and under "
+                  "--robust those after it)", current["seeds"])
     tiers = current["tiers"]
     for key in ("replicas", "gpus_per_replica"):
         if sorted(current[key]) != sorted(tiers) or not tiers:

@@ -225,6 +225,8 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     frac = None if per_hour is None or not rate > 0 else per_hour / rate
     return {
         "given": today.given,
+        "seeds": [int(k) for k in getattr(evaluator, "sized_seeds", None)
+                  or [evaluator.scenario.seed]],
         "design": design.label,
         "tiers": list(design.tiers),
         "replicas": dict(replicas),

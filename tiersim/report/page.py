@@ -978,7 +978,7 @@ def current_section(plan: PlanResult) -> str:
             *_today_saving_rows(current.get("vs_current_per_hour_usd"),
                                 current.get("vs_current_per_month_usd"), hours)]
     words = [today_words(current, c), saving_words(current)]
-    return ("<h3>Against today's fleet (simulated on the same trace and seed)</h3>"
+    return ("<h3>Against today's fleet (simulated on the plan's trace and seed)</h3>"
             + "".join(f"<p>{page_text(w)}</p>" for w in words if w)
             + table(["item", "value"], rows))
 
