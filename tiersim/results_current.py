@@ -42,7 +42,8 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
     if floor is not None:
         acc += f" vs floor {percent_as_given(floor)}"
     return (f"today's fleet ({current.get('given')}: {fleet}), simulated on the plan's trace "
-            f"{_seeds_words(current.get('seeds') or [])}: {fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
+            f"{_seeds_words(current.get('seeds') or [])}: "
+            f"{fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
             f"{acc}: {_met_words(current, floor)}")
 
 
