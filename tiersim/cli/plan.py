@@ -247,11 +247,11 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
         evaluator = seeds_evaluator(scenario, str(scenario_path), seeds)
     else:
         evaluator = SimEvaluator(scenario, str(scenario_path))
-    _note_tier_order(scenario, str(scenario_path), evaluator.df)
-    if today is not None:  # refused before the search, not after it
+    if today is not None:  # refused before the search (and its notes), not after it
         from tiersim.cli.plan_current import check_today
 
         check_today(evaluator, today, str(scenario_path))
+    _note_tier_order(scenario, str(scenario_path), evaluator.df)
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
