@@ -82,8 +82,8 @@ def test_a_precision_for_a_tier_name_is_told_the_name(tmp_path, capsys):
                  tiers=[tiers[0], {**tiers[1], "name": "top"}])
     assert _said(capsys, path) == (
         f"Error: {path}: line {_line(path, 0, 'tier')}: plan.current[0].tier: 'BF16' names no "
-        "tier of the scenario (it is the precision of 'top': name a tier by its name, not its precision); write one of "
-        "'w4a16', 'top'")
+        "tier of the scenario (it is the precision of 'top': name a tier by its name, not its "
+        "precision); write one of 'w4a16', 'top'")
 
 
 def test_a_fleet_too_big_for_its_gpus_is_told_the_count(tmp_path, capsys):
@@ -107,7 +107,8 @@ def test_a_baseline_only_tier_beside_others_is_refused(tmp_path, capsys):
                  baselines=[{**bf16, "name": "fp8", "precision": "fp8"}])
     assert _said(capsys, path) == (
         f"Error: {path}: line {_line(path, 1, 'tier')}: plan.current[1].tier: 'fp8' is a "
-        "baseline-only tier, which no router sends requests beside other tiers; name it alone, or list it under tiers")
+        "baseline-only tier, which no router sends requests beside other tiers; name it alone, "
+        "or list it under tiers")
 
 
 def test_hours_out_of_a_month_are_refused(tmp_path, capsys):
