@@ -193,3 +193,22 @@ def test_today_missing_the_floor_is_said(tmp_path):
         " 7.00 USD/hour provisioned; p99 TTFT / TPOT (SLOs 2.00 s / 100 ms) 0.172 s / 22.2 ms;"
         " expected accuracy 95.00% vs floor 96.00%: misses the accuracy floor (accuracy 95.00% <"
         " floor 96.00%)"]
+
+
+def test_the_flag_names_a_routed_fleet_in_the_scenarios_order(tmp_path, capsys):
+    """``--current`` (typed bf16 first) replaces ``plan.current`` and ``--hours-per-month``
+    its hours; a fleet of two tiers is routed by the scenario's router as written (tiny's 50/50
+    static split), its tiers listed in the scenario's order."""
+    from tiersim.cli import main
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(plan=TODAY))
+    assert main(["plan", str(path), "--check-seeds", "0", "--no-report", "--out",
+                 str(tmp_path / "p"), "--current", "bf16=1", "--current", "w4a16=1x1",
+                 "--hours-per-month", "365"]) == 0
+    out = capsys.readouterr().out
+    current = json.loads((tmp_path / "p" / "plan.json").read_text())["current"]
+    assert (current["given"], current["tiers"], current["hours_per_month"]) == (
+        "--current", ["w4a16", "bf16"], 365.0)
+    assert current["vs_current_per_month_usd"] == current["vs_current_per_hour_usd"] * 365
+    assert "today's fleet (--current: w4a16 1 x 1 GPU + bf16 1 x 1 GPU)" in out
+    assert "1,278 USD less a month of 365 hours (both fleets" in out
