@@ -168,6 +168,7 @@ def check_today(evaluator, today: Today, source: str) -> None:
     if len(design.tiers) > 1:
         try:
             evaluator.routing(design)
+            _forget_routing(evaluator, design)
         except (TiersimError, ValueError) as err:
             words = (f"the scenario's router cannot route today's fleet {_label(today)} "
                      f"({_said(err)}); name the tiers the router reads, or set router as "
@@ -175,6 +176,18 @@ def check_today(evaluator, today: Today, source: str) -> None:
             if today.given == FLAG:
                 raise TiersimError(f"{FLAG}: {words}") from None
             raise _located(source, "plan.current", words) from None
+
+
+def _forget_routing(evaluator, design) -> None:
+    """Drop the routing :func:`check_today` made of today's fleet from the evaluator's cache
+    (at every seed's, under ``--robust``): it was made before the planner told the evaluator
+    the router settings it tries (:meth:`~tiersim.plan.evaluate.SimEvaluator.
+    score_realised_if_read`), so it may be on another accuracy basis than the plan's; routed
+    again after the search, today's fleet is scored on the plan's basis."""
+    for e in getattr(evaluator, "evaluators", None) or [evaluator]:
+        cache = getattr(e, "_routing", None)
+        if isinstance(cache, dict):
+            cache.pop(design, None)
 
 
 def _refuse(source: str, t: TodayTier, key: str, message: str) -> None:
