@@ -188,6 +188,10 @@ def test_today_missing_the_floor_is_said(tmp_path):
     current = data["current"]
     assert (current["meets_floor"], current["vs_current_frac"]) == (False, None)
     assert data["plan"] is None
+    import html
+
+    page = html.unescape((tmp_path / "plan" / "report.html").read_text())
+    assert "Against today's fleet" in page and "misses the accuracy floor" in page
     assert _today_lines(text) == [
         "  today's fleet (plan.current: bf16 2 x 1 GPU), simulated on the plan's trace at seed 0:"
         " 7.00 USD/hour provisioned; p99 TTFT / TPOT (SLOs 2.00 s / 100 ms) 0.172 s / 22.2 ms;"
@@ -212,3 +216,14 @@ def test_the_flag_names_a_routed_fleet_in_the_scenarios_order(tmp_path, capsys):
     assert current["vs_current_per_month_usd"] == current["vs_current_per_hour_usd"] * 365
     assert "today's fleet (--current: w4a16 1 x 1 GPU + bf16 1 x 1 GPU)" in out
     assert "1,278 USD less a month of 365 hours (both fleets" in out
+
+
+def test_a_robust_plan_gives_today_at_every_seed_it_sized_for(tmp_path):
+    """Under ``--robust`` today's fleet is judged as every design is, the worst over the seeds
+    sized for, and says so."""
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc(plan=TODAY))
+    result = plan_capacity(path, check_seeds=1, robust=True)
+    assert result.current["seeds"] == [0, 1]
+    assert _today_lines(format_plan(result))[0].startswith(
+        "  today's fleet (plan.current: bf16 2 x 1 GPU), simulated on the plan's trace at seeds "
+        "0, 1 (each figure the worst over them): 7.00 USD/hour provisioned;")
