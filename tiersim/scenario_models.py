@@ -233,8 +233,9 @@ class SpeculativeConfig(_Strict):
 
     k: int = Field(ge=1, le=16, description="draft tokens per step")
     acceptance: float | list[float] = Field(
-        description="acceptance rate, or one per draft position (a trace column "
-        "spec_acceptance overrides it per request)")
+        description="acceptance rate of each draft position given the ones before it were "
+        "accepted (not vLLM's accepted / drafted: docs/serving.md), one for all or one per "
+        "draft position (a trace column spec_acceptance overrides it per request)")
     draft_model: str | None = Field(default=None, description="draft model (bf16, the tier's "
                                     "GPUs); none: a draft head (EAGLE, MTP)")
     head_cost: float = Field(default=0.05, ge=0, le=10, description="a draft head's cost per "
