@@ -34,10 +34,14 @@ def test_a_plan_says_when_the_floor_router_replaces_the_scenarios_cascade():
     "w4@4+fp8@8 (w4 4 + fp8 6 replicas): meets every constraint" with no word that it was not
     the cascade: with --choose router.policy=cascade the cascade itself missed the TTFT SLO
     at any size (escalated requests wait through both passes). Now a note says so."""
+    # round 54 (fresh54): a cascade's note also says the plan keeps the cascade's realised
+    # draws as its accuracy basis (tests/test_round54_fresh54_plan_basis.py)
     assert _plan_notes("cascade", 0.85) == [
         "multi-tier designs are routed by the floor router at the accuracy floor, not the "
-        "scenario's cascade router (router.policy: cascade); to size them with the cascade "
-        "router, add --choose router.policy=cascade"]
+        "scenario's cascade router (router.policy: cascade), though every design is scored on "
+        "the realised draws a cascade reads, and the planned scenario sets router.confusion "
+        "to zeros to keep them (router.policy: floor scores expected accuracy); to size them "
+        "with the cascade router, add --choose router.policy=cascade"]
     assert _plan_notes("lagrangian", 0.85)[0].startswith(
         "multi-tier designs are routed by the floor router at the accuracy floor, not the "
         "scenario's lagrangian router")

@@ -99,6 +99,7 @@ from tiersim.plan.reasons import (  # noqa: F401 - re-exported
 )
 from tiersim.plan.search import Sizing, Verdict, size_replicas  # noqa: F401 - re-exported
 from tiersim.results import floor_pair, percent_as_given, reaches_floor
+from tiersim.routing.policies import ROUTERS
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
 
 GPU_OPTIONS = SIZED_GPUS_PER_REPLICA
@@ -117,6 +118,19 @@ def planning_cost_model(scenario, override: str | None = None) -> str:
     if "cost_model" in getattr(scenario, "model_fields_set", {"cost_model"}):
         return scenario.cost_model
     return "provisioned"
+
+
+def _policy_reads_realised(router) -> bool:
+    """Whether the scenario's router policy itself (a cascade, or a ``step_type`` router falling
+    back to one), not a ``confusion`` the user wrote, makes a plan score every design on
+    realised draws (:func:`tiersim.plan.evaluate.scores_realised`): the floor router that
+    replaces it keeps a written ``confusion``, so only then does the basis hang on the policy."""
+    if "confusion" in getattr(router, "model_fields_set", ()):
+        return False
+    policy = getattr(router, "policy", None)
+    if policy == "step_type":
+        policy = getattr(router, "step_fallback", None)
+    return bool(getattr(ROUTERS.get(policy), "reads_realised", False))
 
 
 class Planner(PlanAssembly, FeasibilityChecks):
@@ -166,10 +180,14 @@ class Planner(PlanAssembly, FeasibilityChecks):
         if (self.c.accuracy_floor is None or policy in (None, "floor") or len(self.names) < 2
                 or any(path.removeprefix("router.") == "policy" for path in self.choose)):
             return
+        basis = (", though every design is scored on the realised draws a cascade reads, and "
+                 "the planned scenario sets router.confusion to zeros to keep them "
+                 "(router.policy: floor scores expected accuracy)"
+                 if _policy_reads_realised(self.scenario.router) else "")
         warnings.warn(Note(
             f"multi-tier designs are routed by the floor router at the accuracy floor, not the "
-            f"scenario's {policy} router (router.policy: {policy}); to size them with the "
-            f"{policy} router, add --choose router.policy={policy}"), stacklevel=3)
+            f"scenario's {policy} router (router.policy: {policy}){basis}; to size them with "
+            f"the {policy} router, add --choose router.policy={policy}"), stacklevel=3)
 
     def _one_basis(self) -> None:
         """Tell the evaluator every router setting a routed design may use, so that when one
