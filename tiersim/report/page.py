@@ -930,9 +930,13 @@ def plan_section(plan: PlanResult) -> str:
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
-    others = [[o.get("design"), sized_words(o), o.get("cost_usd"),
+    # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
+    # GPU, spec decode k=3)" line does (a runner-up's line, like its row, gives sizes alone)
+    others = [[o.get("design"), sized_words(o, techniques=uniform), o.get("cost_usd"),
                (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
-               else design_verdict(o)] for o in (*plan.runners_up, *plan.uniform)]
+               else design_verdict(o)]
+              for group, uniform in ((plan.runners_up, False), (plan.uniform, True))
+              for o in group]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>" + _robust_paragraph(plan, basis)
             + table(["item", "value"], rows)
