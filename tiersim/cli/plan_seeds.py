@@ -52,6 +52,14 @@ finish, after the whole search; the same bound as ``--choose``'s combinations
 (:data:`tiersim.cli.plan_choose.MAX_CHOOSE_COMBINATIONS`), each sized by simulation too."""
 
 
+REUSE_ROBUST_RUNS = True
+"""Under ``--robust``, the seed check reads the planned fleet and its saving's baseline at each
+seed from the search's own runs there (plan.json ``robust.per_seed`` and ``baseline_per_seed``,
+:func:`_reused_row`) rather than simulating the planned scenario.yaml at those seeds again: the
+same figures, to the byte, from 2 x N fewer simulations (N the seeds checked). False: simulate
+them again (the other path to the same figures, which tests compare it against)."""
+
+
 class DefaultCount(int):
     """``--check-seeds`` left at its default (:data:`DEFAULT_CHECK_SEEDS`), not typed: a
     scenario too near the largest seed for it is checked at the seeds there are
@@ -130,9 +138,15 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
     robust = getattr(result, "robust", None)
     rows = [_planned_row(scenario.seed, chosen, base, result.cost_model, robust)]
     plan_costs: dict[int, tuple[float, float]] = {}  # the plan's costs at each checked seed
+    reusable = REUSE_ROBUST_RUNS and robust and not result.splits
     for k in range(1, count + 1):
-        rows.append(_seed_row(scenario, doc, source, scenario.seed + k, c, base, same,
-                              result.cost_model, plan_costs))
+        seed = scenario.seed + k
+        row = _reused_row(seed, robust, base, result.cost_model, plan_costs) if reusable \
+            else None
+        if row is None:  # not sized for this seed (or a split chosen after the search)
+            row = _seed_row(scenario, doc, source, seed, c, base, same, result.cost_model,
+                            plan_costs)
+        rows.append(row)
     out = {**_summary(rows, chosen, base, same, saving),
            "accuracy_basis": (chosen.get("accuracy_sources") or {}).get("basis"),
            "accuracy_floor": c.accuracy_floor}
@@ -192,6 +206,38 @@ def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) ->
             raise RuntimeError(f"plan.robust has no baseline_per_seed row for seed {seed}, "
                                "but the plan quotes a saving against a uniform fleet there: "
                                "its saving at that seed has no baseline figure to come from")
+        row["baseline_missed"] = list(b["missed"])
+        row["vs_uniform_frac"] = paid_share(cost_model, (own["cost_usd"],
+                                                         own["cost_per_hour_usd"]),
+                                            (b["cost_usd"], b["cost_per_hour_usd"]))
+    return row
+
+
+def _reused_row(seed: int, robust: dict, base: dict | None, cost_model: str | None,
+                plan_costs: dict) -> dict | None:
+    """The planned fleet (and the saving's baseline) at ``seed`` as a ``--robust`` search
+    already simulated it there (plan.json's ``robust.per_seed`` and ``baseline_per_seed``), in
+    the row :func:`_seed_row` would simulate: the same engine runs, the same figures (the
+    planned scenario.yaml at ``seed`` is the scenario searched with only its seed changed and
+    the plan's fleet; ``tests/test_round54_speed54_reuse.py`` holds the two to the byte). None
+    where the record has no row at ``seed`` (or none of the baseline, where a saving is
+    quoted): the caller simulates it as before. The planned fleet's costs go into
+    ``plan_costs`` under ``seed``."""
+    from tiersim.results import paid_share
+
+    own = next((r for r in robust.get("per_seed") or [] if r["seed"] == seed), None)
+    if own is None:
+        return None
+    b = None
+    if base is not None:
+        b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), None)
+        if b is None:
+            return None
+    row = {"seed": seed, **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy",
+                                                "dropped")},
+           "missed": list(own["missed"]), "shares": dict(own["shares"])}
+    plan_costs[seed] = (own["cost_usd"], own["cost_per_hour_usd"])
+    if b is not None:
         row["baseline_missed"] = list(b["missed"])
         row["vs_uniform_frac"] = paid_share(cost_model, (own["cost_usd"],
                                                          own["cost_per_hour_usd"]),
