@@ -10,7 +10,10 @@ check simulates the planned fleet (the planned scenario.yaml with only ``seed`` 
 uniform fleet its saving is quoted against, at each of seeds ``seed + 1 .. seed + N``, with the
 plan's own evaluator (:class:`tiersim.plan.evaluate.SimEvaluator`, which wires a run as
 :func:`tiersim.runner.run_scenario` does), and holds them to the plan's constraints as the plan
-held its designs (:func:`tiersim.plan.constraints.margins`). Nothing is sized again.
+held its designs (:func:`tiersim.plan.constraints.margins`). Nothing is sized again. A
+``--robust`` plan already simulated both fleets at those very seeds (plan.json
+``robust.per_seed``): the check reads them from there (:data:`REUSE_ROBUST_RUNS`), the same
+figures to the byte, and simulates nothing.
 """
 
 from __future__ import annotations
