@@ -18,6 +18,7 @@ strong-win rate).
 
 from __future__ import annotations
 
+import collections
 import warnings
 from dataclasses import dataclass, field
 
@@ -230,8 +231,19 @@ def train_classifier(
         oof = pipeline.predict_proba(frame.iloc[train])[:, 1]
     else:
         folds = _folds(cfg, smaller, source, tiers[0].name)
-        pipeline = make_pipeline(frame, cfg, source)
-        oof = _fit(pipeline, frame.iloc[train], wrong0[train], folds, rng, source)
+        state = int(rng.integers(2**31))  # the folds' shuffle (drawn whether fitted or not)
+        key = _fit_key(frame, cfg, train, wrong0[train], folds, state)
+        fitted = None if key is None else _FITTED.get(key)
+        if fitted is None:
+            pipeline = make_pipeline(frame, cfg, source)
+            oof = _fit(pipeline, frame.iloc[train], wrong0[train], folds, state, source)
+            if key is not None:
+                _FITTED[key] = (pipeline, oof.copy())
+                while len(_FITTED) > FITTED_KEPT:
+                    _FITTED.popitem(last=False)
+        else:
+            _FITTED.move_to_end(key)
+            pipeline, oof = fitted[0], fitted[1].copy()
     good = realised >= realised[:, -1:]
     clf = DifficultyClassifier(
         pipeline=pipeline,
@@ -305,10 +317,47 @@ def _folds(cfg: ClassifierConfig, smaller: int, source: str, cheapest: str) -> i
     return smaller
 
 
+FITTED_KEPT = 16
+"""Fitted pipelines :func:`train_classifier` keeps, the latest used (:func:`_fit_key`)."""
+
+_FITTED: collections.OrderedDict = collections.OrderedDict()
+
+
+def _fit_key(frame: pd.DataFrame, cfg: ClassifierConfig, train: np.ndarray, wrong: np.ndarray,
+             folds: int, state: int) -> bytes | None:
+    """Everything a fitted pipeline and its out-of-fold scores depend on, as a digest: the
+    feature frame's values (``pandas.util.hash_pandas_object``, row by row, and its columns),
+    the training rows and their labels, the folds, their shuffle's seed and the settings the
+    pipeline reads.
+
+    NOTE (speed): a plan routes every design through its own router, and the floor router
+    trains the classifier for each (``tiersim plan scenarios/plan_default.yaml``: 82 trainings,
+    two thirds of them the same fit again: the label is only the cheapest tier's correctness,
+    and every design routes the same requests with the same seed, whatever its floor and its
+    other tiers). The same inputs give the same fit (liblinear and the folds are seeded), so a
+    fit of the same key is reused: the same pipeline (read only: ``predict_proba``) and a copy
+    of its scores, the same numbers to the bit. None (nothing kept) for a frame pandas cannot
+    hash."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=32)
+    digest.update(repr((list(frame.columns), [str(t) for t in frame.dtypes], folds, state,
+                        sorted(cfg.model_dump().items()))).encode())
+    try:
+        rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    except TypeError:  # a column of values pandas cannot hash
+        return None
+    digest.update(rows.tobytes())
+    digest.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(wrong, dtype=np.int64).tobytes())
+    return digest.digest()
+
+
 def _fit(pipeline: Pipeline, frame: pd.DataFrame, wrong: np.ndarray, folds: int,
-         rng: np.random.Generator, source: str) -> np.ndarray:
-    """Fit ``pipeline`` on the training rows; return their out-of-fold scores."""
-    split = StratifiedKFold(folds, shuffle=True, random_state=int(rng.integers(2**31)))
+         state: int, source: str) -> np.ndarray:
+    """Fit ``pipeline`` on the training rows; return their out-of-fold scores (the folds
+    shuffled with seed ``state``)."""
+    split = StratifiedKFold(folds, shuffle=True, random_state=state)
     try:
         oof = cross_val_predict(pipeline, frame, wrong, cv=split, method="predict_proba")[:, 1]
         pipeline.fit(frame, wrong)
