@@ -82,9 +82,11 @@ def test_runners_up_are_dearer_per_hour_and_listed_in_plan_order():
     assert first["dearer_basis"] == "per_hour"
     assert first["dearer_over_trace_frac"] == pytest.approx(17.5 * 4200 / (16.0 * 3800) - 1)
     lines = format_plan(result).splitlines()
-    assert ("  runner-up a+d+b (a 8 x 1 GPU + d 1 x 1 GPU + b 4 x 1 GPU): meets every "
+    assert ("  runner-up a+d+b (a 8 x 1 GPU + d 1 x 1 GPU + b 4 x 1 GPU; router.policy floor, "
+            "router.floor 0.75): meets every "
             "constraint; 9.38 % dearer than the plan per hour") in lines
-    assert ("  runner-up d+b (d 8 x 1 GPU + b 4 x 1 GPU): meets every constraint; 25.0 % "
+    assert ("  runner-up d+b (d 8 x 1 GPU + b 4 x 1 GPU; router.policy floor, router.floor 0.75): "
+            "meets every constraint; 25.0 % "
             "dearer than the plan per hour") in lines
 
 
@@ -94,7 +96,8 @@ def test_a_runner_up_cheaper_over_the_trace_is_dearer_per_hour_and_says_why():
     dearer per hour, as it is ranked, and the trace's share says why it differs."""
     result = _plan({("a", "b"): 1000.0})
     lines = format_plan(result).splitlines()
-    assert ("  runner-up d+b (d 8 x 1 GPU + b 4 x 1 GPU): meets every constraint; 25.0 % "
+    assert ("  runner-up d+b (d 8 x 1 GPU + b 4 x 1 GPU; router.policy floor, router.floor 0.75): "
+            "meets every constraint; 25.0 % "
             "dearer than the plan per hour (2.17 % cheaper than the plan over the trace: its "
             "drain after the last arrival is shorter)") in lines
 

@@ -323,7 +323,8 @@ def test_a_tier_one_seed_sends_traffic_is_sized_and_its_figures_are_the_seeds_wo
             assert routed["per_tier"][tier][key] == max(
                 s["tiers"][tier][key] for s in runs if s["tiers"][tier][key] is not None)
     assert routed["accuracy"] == min(s["accuracy"] for s in runs) == runs[1]["accuracy"]
-    assert "runner-up fp8+bf16 (fp8 4 x 1 GPU + bf16 1 x 1 GPU): meets every constraint" in out
+    assert ("runner-up fp8+bf16 (fp8 4 x 1 GPU + bf16 1 x 1 GPU; router.policy floor, "
+            "router.floor 0.79): meets every constraint") in out
 
 
 def test_a_tier_no_seed_sends_traffic_is_turned_away(tmp_path):

@@ -194,8 +194,10 @@ def test_a_tier_idle_at_the_plans_seed_only_is_sized_not_turned_away(tmp_path):
                         "1")
     assert code == 0
     # each tier's GPUs per replica, as the plan's own line gives them (80e0aec9)
-    assert ("  runner-up fp8+bf16 (fp8 3 x 1 GPU + bf16 2 x 1 GPU): meets every constraint; "
-            "52.4 % dearer than the plan per hour") in out.splitlines()
+    # and the router setting it was sized under (fresh54b)
+    assert ("  runner-up fp8+bf16 (fp8 3 x 1 GPU + bf16 2 x 1 GPU; router.policy floor, "
+            "router.floor 0.81): meets every constraint; 52.4 % dearer than the plan per hour"
+            ) in out.splitlines()
     assert "sends bf16 nothing" not in out
 
 

@@ -54,6 +54,22 @@ def sized_words(design: dict[str, Any], unit: str = "", gpus: bool = False,
     return f"{sizes}{unit}, {LAST_TRIED}" if no_size_met(design) else f"{sizes}{unit}"
 
 
+def router_words(design: dict[str, Any]) -> str | None:
+    """The router setting a sized design was judged under (plan.json's ``router``), as a
+    scenario writes it: "router.policy floor, router.floor 0.805"; None for a design with none
+    (a uniform fleet) or never sized (its verdict names the floors it tried). The planner routes
+    a multi-tier design at floors from the scenario's ``accuracy_floor`` up, so a runner-up may
+    meet every constraint only at a floor the scenario does not write: ``tiersim run`` of its
+    replicas at the scenario's floor routes another way. Before, only plan.json gave it."""
+    from tiersim.errors import setting_written
+
+    router = design.get("router") or {}
+    if not router or design_sizes(design) is None:
+        return None
+    settings = sorted(router.items(), key=lambda kv: (kv[0] != "policy", kv[0]))
+    return ", ".join(f"router.{key} {setting_written(value)}" for key, value in settings)
+
+
 def no_size_met(design: dict[str, Any]) -> bool:
     """Whether the design missed the SLOs at every size it tried (``missed`` "latency: ..."),
     so its ``replicas`` are where its search stopped; a fleet missing the floor alone was sized

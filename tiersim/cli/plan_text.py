@@ -127,11 +127,14 @@ def _runner_up_line(other: dict) -> str:
     (:func:`tiersim.fleet_sizes.sized_words`: "nvfp4 3 x 1 GPU + fp8 2 x 1 GPU", as the
     plan's line gives its own; "nvfp4 3 + fp8 2 replicas" from a plan.json without the GPUs;
     where it met no size, the last tried), and what it missed or how it compares with the
-    plan. Before, a runner-up gave replicas alone beside the plan's "nvfp4=3x1 GPU"."""
-    from tiersim.fleet_sizes import sized_words
+    plan. Before, a runner-up gave replicas alone beside the plan's "nvfp4=3x1 GPU". A sized
+    runner-up also names the router setting it was judged under
+    (:func:`tiersim.fleet_sizes.router_words`), as the plan's ``router:`` line does."""
+    from tiersim.fleet_sizes import router_words, sized_words
 
     size = sized_words(other, " replicas", gpus=True)
-    sized = "" if size is None else f" ({size})"
+    router = router_words(other)
+    sized = "" if size is None else f" ({size}{'' if router is None else '; ' + router})"
     return f"  runner-up {other.get('design')}{sized}: {other.get('missed')}"
 
 

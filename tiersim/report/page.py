@@ -25,7 +25,7 @@ import tiersim
 from tiersim import fidelity
 from tiersim.atomic import create_temp
 from tiersim.errors import ReportError, escaped, note_kind, setting_written
-from tiersim.fleet_sizes import sized_words
+from tiersim.fleet_sizes import router_words, sized_words
 from tiersim.manifest import missing_note
 from tiersim.report.agentic import (
     bound_words,
@@ -931,8 +931,11 @@ def plan_section(plan: PlanResult) -> str:
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
-    # GPU, spec decode k=3)" line does (a runner-up's line, like its row, gives sizes alone)
-    others = [[o.get("design"), sized_words(o, techniques=uniform), o.get("cost_usd"),
+    # GPU, spec decode k=3)" line does; a runner-up's also names the router setting it was
+    # sized under, as its console line does
+    others = [[o.get("design"), "; ".join(filter(None, (sized_words(o, techniques=uniform),
+                                                        router_words(o)))) or None,
+               o.get("cost_usd"),
                (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
                else design_verdict(o)]
               for group, uniform in ((plan.runners_up, False), (plan.uniform, True))

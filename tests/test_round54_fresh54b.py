@@ -1,0 +1,59 @@
+"""Round 54, fresh54b (a new capacity planner on a chat trace, Qwen3-30B-A3B on H200).
+
+A runner-up's line gave its replicas and GPUs but not the router setting it was sized under.
+The planner routes every multi-tier design by the ``floor`` router and tries floors from the
+scenario's ``accuracy_floor`` up; a runner-up that "meets every constraint" may do so only at
+a higher ``router.floor`` than the scenario's. plan.json kept it (``router``), the console
+and the report's "Other designs" table did not. The case seen: ``tiersim plan`` on 20 minutes
+of Azure conv at 16x (Qwen3-30B-A3B, nvfp4 / w4a16 / fp8 / bf16, floor 0.80) listed "runner-up
+fp8+bf16 (fp8 3 x 1 GPU + bf16 3 x 1 GPU): meets every constraint at the plan's cost per hour",
+sized at ``router.floor 0.805`` (54.1 % of requests to fp8, p99 TTFT 1.29 s, accuracy
+80.21 %). ``tiersim run`` of that fleet as the line gives it (the scenario's floor, 0.80)
+sent fp8 92.3 %, read p99 TTFT 42.4 s and accuracy 79.72 %: it missed the SLO and the floor
+(modelled). Each runner-up that was sized now names its router setting as a scenario writes
+it, as the plan's own ``router:`` line does.
+"""
+
+from __future__ import annotations
+
+from tiersim.cli.plan import format_plan
+from tiersim.report.page import plan_section
+from tiersim.results import PlanResult
+
+PLAN = {"design": "bf16", "tiers": ["bf16"], "replicas": {"bf16": 6},
+        "gpus_per_replica": {"bf16": 1}, "cost_usd": 0.503, "cost_model": "provisioned",
+        "cost_per_hour_usd": 21.0, "accuracy": 0.8056, "margins": {}, "router": {}}
+RUNNERS_UP = (
+    {"design": "fp8+bf16", "tiers": ["fp8", "bf16"], "replicas": {"bf16": 3, "fp8": 3},
+     "gpus_per_replica": {"fp8": 1, "bf16": 1}, "feasible": True, "cost_usd": 0.495,
+     "router": {"floor": 0.805, "policy": "floor"},
+     "missed": "meets every constraint at the plan's cost per hour (a tie)"},
+    # never sized (its accuracy ruled it out first): the floors tried are in its verdict
+    {"design": "nvfp4+fp8", "tiers": ["nvfp4", "fp8"], "replicas": None, "feasible": False,
+     "router": {"floor": 0.82, "policy": "floor"}, "missed": "accuracy 79.57% < floor 80.00%"},
+)
+UNIFORM = ({"design": "fp8", "tiers": ["fp8"], "replicas": {"fp8": 6},
+            "gpus_per_replica": {"fp8": 1}, "feasible": False, "cost_usd": 0.483, "router": {},
+            "missed": "accuracy 79.57% < floor 80.00%"},)
+
+
+def _plan() -> PlanResult:
+    return PlanResult(scenario="s", constraints={}, plan=PLAN, runners_up=RUNNERS_UP,
+                      uniform=UNIFORM, simulations=78, wall_s=62.0)
+
+
+def test_a_sized_runner_up_names_the_router_setting_it_was_sized_under():
+    lines = [line for line in format_plan(_plan()).splitlines() if "runner-up" in line]
+    assert lines == [
+        "  runner-up fp8+bf16 (fp8 3 x 1 GPU + bf16 3 x 1 GPU; router.policy floor, "
+        "router.floor 0.805): meets every constraint at the plan's cost per hour (a tie)",
+        "  runner-up nvfp4+fp8: accuracy 79.57% < floor 80.00%"]
+
+
+def test_the_reports_other_designs_name_a_sized_runner_ups_router_setting():
+    page = plan_section(_plan())
+    other = page[page.index("<h3>Other designs</h3>"):]
+    assert ("<tr><td>fp8+bf16</td><td>fp8 3 + bf16 3; router.policy floor, router.floor "
+            "0.805</td>") in other
+    assert "<tr><td>nvfp4+fp8</td><td>-</td>" in other
+    assert "<tr><td>fp8</td><td>fp8 6</td>" in other  # a uniform fleet has no router setting
