@@ -57,3 +57,21 @@ def test_the_reports_other_designs_name_a_sized_runner_ups_router_setting():
             "0.805</td>") in other
     assert "<tr><td>nvfp4+fp8</td><td>-</td>" in other
     assert "<tr><td>fp8</td><td>fp8 6</td>" in other  # a uniform fleet has no router setting
+
+
+def test_two_tiers_in_one_current_flag_are_told_to_repeat_the_flag(tmp_path, capsys):
+    """``--current bf16=12x1,fp8=2x1`` (commas, as ``--choose`` lists its values) was told
+    "write TIER=REPLICAS or TIER=REPLICASxGPUS ... e.g. --current bf16=5x2", which names no way
+    to give a second tier; the flag takes one tier and repeats."""
+    from conftest import tiny_doc, write_yaml
+
+    from tiersim.cli import main
+
+    path = write_yaml(tmp_path / "s.yaml", tiny_doc())
+    assert main(["plan", str(path), "--check-seeds", "0", "--no-report", "--out",
+                 str(tmp_path / "p"), "--current", "bf16=2x1, w4a16=1"]) == 1
+    out = capsys.readouterr()
+    assert (out.out + out.err).strip() == (
+        "Error: --current 'bf16=2x1, w4a16=1': one tier a flag; repeat --current for each "
+        "tier: --current bf16=2x1 --current w4a16=1")
+    assert not (tmp_path / "p").exists()

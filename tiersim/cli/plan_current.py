@@ -50,12 +50,18 @@ class Today:
 
 def parse_current(values: list[str] | None) -> list[tuple[str, int, int | None, str]] | None:
     """``--current TIER=REPLICAS[xGPUS]`` values as (tier, replicas, GPUs or None, the value as
-    typed); one line naming the value and the form where one is not it. None: no flag."""
+    typed); one line naming the value and the form where one is not it (several tiers in one
+    value, comma-separated, are told to repeat the flag). None: no flag."""
     if not values:
         return None
     out = []
     for value in values:
         m = _FLAG_VALUE.match(value)
+        parts = [part.strip() for part in value.split(",")]
+        if not m and len(parts) > 1 and all(_FLAG_VALUE.match(part) for part in parts):
+            # several tiers in one value, as --choose lists its values: the flag repeats
+            raise TiersimError(f"{FLAG} {yaml_written(value)}: one tier a flag; repeat {FLAG} "
+                               "for each tier: " + " ".join(f"{FLAG} {part}" for part in parts))
         if not m:
             raise TiersimError(f"{FLAG} {yaml_written(value)}: write TIER=REPLICAS or "
                                "TIER=REPLICASxGPUS (a tier of the scenario, its replicas today "
