@@ -75,3 +75,30 @@ def test_two_tiers_in_one_current_flag_are_told_to_repeat_the_flag(tmp_path, cap
         "Error: --current 'bf16=2x1, w4a16=1': one tier a flag; repeat --current for each "
         "tier: --current bf16=2x1 --current w4a16=1")
     assert not (tmp_path / "p").exists()
+
+
+CURRENT = {"accuracy": 0.8034, "accuracy_basis": "expected", "cost_per_hour_usd": 42.0,
+           "cost_usd": 0.949, "design": "bf16", "dropped": 0, "duration_s": 81.3,
+           "given": "plan.current", "gpus_per_replica": {"bf16": 1}, "hours_per_month": 730.0,
+           "meets_floor": True, "meets_slos": True, "missed": None, "replicas": {"bf16": 12},
+           "seeds": [0], "tiers": ["bf16"], "tpot_p99_s": 0.0331, "ttft_p99_s": 0.134,
+           "vs_current_frac": 0.5, "vs_current_per_hour_usd": 21.0,
+           "vs_current_per_month_usd": 15330.0}
+
+
+def test_todays_fleet_heading_names_the_seeds_it_was_simulated_at():
+    """Under ``--robust`` today's fleet is simulated at every seed sized for, each figure the
+    worst (its line says "at seeds 0, 1, 2, 3"); the report's heading still read "simulated on
+    the plan's trace and seed"."""
+    from tiersim.report.page import current_section
+
+    def heading(seeds):
+        plan = PlanResult(scenario="s", constraints={"accuracy_floor": 0.8}, plan=PLAN,
+                          current={**CURRENT, "seeds": seeds}, simulations=1, wall_s=1.0)
+        page = current_section(plan)
+        return page[:page.index("</h3>") + 5]
+
+    assert heading([0]) == ("<h3>Against today's fleet (simulated on the plan's trace and "
+                            "seed)</h3>")
+    assert heading([0, 1, 2, 3]) == ("<h3>Against today's fleet (simulated on the plan's trace "
+                                     "at its seeds, each figure the worst)</h3>")

@@ -985,7 +985,10 @@ def current_section(plan: PlanResult) -> str:
             *_today_saving_rows(current.get("vs_current_per_hour_usd"),
                                 current.get("vs_current_per_month_usd"), hours)]
     words = [today_words(current, c), saving_words(current)]
-    return ("<h3>Against today's fleet (simulated on the plan's trace and seed)</h3>"
+    # under --robust, at every seed sized for (its line names them), not the plan's one seed
+    basis = ("at its seeds, each figure the worst" if len(current.get("seeds") or ()) > 1
+             else "and seed")
+    return (f"<h3>Against today's fleet (simulated on the plan's trace {basis})</h3>"
             + "".join(f"<p>{page_text(w)}</p>" for w in words if w)
             + table(["item", "value"], rows))
 
