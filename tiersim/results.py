@@ -57,6 +57,7 @@ from tiersim.results_figures import (  # noqa: F401 - re-exported
     dumps,
     figure_text,
     over_digits,
+    p99_words,
     percent_text,
     plain,
     round_sig,

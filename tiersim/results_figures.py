@@ -159,6 +159,18 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     return f"{text.removesuffix('.')}{unit}"
 
 
+def p99_words(pairs, slo_ttft_s, slo_tpot_s) -> str:
+    """Each (fleet, p99 TTFT s, p99 TPOT s) of ``pairs`` after the SLOs, "p99 TTFT / TPOT
+    (SLOs 2.00 s / 100 ms): all fp8 0.319 s / 92.1 ms; ...": the line ``tiersim run`` prints
+    under its uniform-fleets table (:func:`tiersim.cli.run_summary.p99_line`), and ``tiersim
+    plan`` and the report's plan section for the plan and its sized uniform fleets
+    (:func:`tiersim.results_plan_lines.p99_line`)."""
+    said = "; ".join(f"{name} {figure_text(ttft, ' s')} / {figure_text(tpot, ' ms', 1e3)}"
+                     for name, ttft, tpot in pairs)
+    return (f"p99 TTFT / TPOT (SLOs {figure_text(slo_ttft_s, ' s')} / "
+            f"{figure_text(slo_tpot_s, ' ms', 1e3)}): {said}")
+
+
 def shifted(value: float, scale: float, digits: int) -> float:
     """``value * scale`` for :func:`figure_text`: where ``scale`` is a power of ten (a percent,
     milliseconds), ``value`` rounded to ``digits`` significant figures and its decimal point

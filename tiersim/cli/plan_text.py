@@ -8,7 +8,6 @@ from tiersim.errors import setting_written
 from tiersim.results import (
     FLOOR_TOLERANCE,
     PlanResult,
-    RunResult,
     accuracy_name,
     as_given,
     baseline_design,
@@ -18,7 +17,6 @@ from tiersim.results import (
     in_margin_order,
     percent_as_given,
     percent_text,
-    reaches_floor,
     source_words,
     tier_over_slo_note,
     whose_p99,
@@ -104,22 +102,12 @@ def format_plan(result: PlanResult) -> str:
 
 
 def _p99_lines(chosen: dict, result: PlanResult) -> list[str]:
-    """The sized uniform fleets' p99 TTFT and TPOT beside the plan's, in the words ``tiersim
-    run`` prints under its uniform-fleets table (:func:`tiersim.cli.run_summary.p99_words`):
-    the latency a planner gives up or gains for the saving. A uniform fleet counts where it
-    met every constraint and plan.json records its p99 TTFT (not one that missed at every
-    size: its p99s are those of the last size tried); no line where none does or the plan
-    has no p99 TTFT. Before, the plan's console gave the uniform fleets' costs alone."""
-    from tiersim.cli.run_summary import p99_words
+    """The plan's p99 line (:func:`tiersim.results_plan_lines.p99_line`, as the report gives
+    it), indented; none where it has none."""
+    from tiersim.results_plan_lines import p99_line
 
-    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"))
-             for u in result.uniform
-             if u.get("feasible", True) and u.get("ttft_p99_s") is not None]
-    if not sized or chosen.get("ttft_p99_s") is None:
-        return []
-    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"))]
-    return ["  " + p99_words(pairs, result.constraints.get("ttft_p99_s"),
-                             result.constraints.get("tpot_p99_s"))]
+    line = p99_line(chosen, result.uniform, result.constraints)
+    return [] if line is None else ["  " + line]
 
 
 def _runner_up_line(other: dict) -> str:
@@ -179,36 +167,11 @@ def _uniform_line(other: dict) -> str:
 
 
 def _accuracy_line(chosen: dict) -> str:
-    """The chosen design's accuracy against the floor (with none, the uniform baselines are
-    held to it: :func:`tiersim.results.baseline_floor`), named and sourced as ``tiersim run``
-    names and sources its own."""
-    sources = chosen.get("accuracy_sources") or {}
-    label = accuracy_name(sources.get("basis"))
-    floor = (chosen.get("margins") or {}).get("accuracy")
-    against = (f" vs floor {percent_as_given(floor['limit'])}" if floor else
-               " (no floor: the uniform baselines must reach it)")
-    where = f"; source: {sources['source']}" if sources.get("source") else ""
-    accuracy = chosen.get("accuracy")  # 0.99996 is not "100.00%" (percent_text)
-    if accuracy is None:  # no request reached the fleet: there is no floor to hold either
-        return f"  {label}: {RunResult.NO_ACCURACY} (a response cache answered every one){where}"
-    return f"  {label}: {percent_text(accuracy, 2)}{_interval_words(chosen)}{against}{where}"
+    """The chosen design's accuracy line (:func:`tiersim.results_plan_lines.accuracy_line`, as
+    the report gives it), indented."""
+    from tiersim.results_plan_lines import accuracy_line
 
-
-def _interval_words(chosen: dict) -> str:
-    """The plan's accuracy interval beside its accuracy, " (95% CI 93.16% - 95.77%)", as the
-    planned run's ``router.accuracy_ci95`` (plan.json ``accuracy_ci95``), with ", the floor
-    inside it" where the floor is above the interval's low end: the margin to the floor is
-    within the accuracy's sampling noise. Nothing where plan.json has no interval (``--robust``:
-    its accuracy is the worst seed's; a plan.json written before it was recorded)."""
-    interval = chosen.get("accuracy_ci95")
-    if not isinstance(interval, list | tuple) or len(interval) != 2 or any(
-            not isinstance(v, int | float) or isinstance(v, bool) for v in interval):
-        return ""
-    lo, hi = interval
-    floor = ((chosen.get("margins") or {}).get("accuracy") or {}).get("limit")
-    inside = (", the floor inside it" if isinstance(floor, int | float)
-              and not reaches_floor(lo, floor) else "")
-    return f" (95% CI {percent_text(lo, 2)} - {percent_text(hi, 2)}{inside})"
+    return "  " + accuracy_line(chosen)
 
 
 def _floor_above_accuracy(chosen: dict, result: PlanResult) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tiersim.results import figure_text, tier_slo_notes
+from tiersim.results_figures import p99_words as p99_words  # tests import it from here
 
 if TYPE_CHECKING:
     from tiersim.results import RunResult, SavingsResult
@@ -237,17 +238,6 @@ def p99_line(r: RunResult) -> str | None:
         return None
     pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s)]
     return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s)
-
-
-def p99_words(pairs, slo_ttft_s, slo_tpot_s) -> str:
-    """The words of :func:`p99_line`: each (fleet, p99 TTFT s, p99 TPOT s) of ``pairs`` after
-    the SLOs, "p99 TTFT / TPOT (SLOs 2.00 s / 100 ms): all fp8 0.319 s / 92.1 ms; ...".
-    ``tiersim plan`` prints its plan's and sized uniform fleets' p99s with them
-    (:func:`tiersim.cli.plan_text.format_plan`)."""
-    said = "; ".join(f"{name} {fmt(ttft, ' s')} / {fmt(tpot, ' ms', 1e3)}"
-                     for name, ttft, tpot in pairs)
-    return (f"p99 TTFT / TPOT (SLOs {fmt(slo_ttft_s, ' s')} / "
-            f"{fmt(slo_tpot_s, ' ms', 1e3)}): {said}")
 
 
 def agentic_tables(r: RunResult) -> list:

@@ -906,7 +906,12 @@ def plan_section(plan: PlanResult) -> str:
     sized uniform fleets, the one-fewer check, and what every other design missed. Its figures
     to the 3 significant figures ``tiersim plan`` and ``tiersim run`` print (an accuracy to 4),
     as the run's headline beside it shows them; before, to 4 (the plan's cost 0.1029 USD above
-    the headline's 0.103); limits and router settings as given."""
+    the headline's 0.103); limits and router settings as given. The plan's accuracy line (its
+    95 % interval and source) and its p99 line beside its uniform fleets' are the console's own
+    words (:mod:`tiersim.results_plan_lines`): before, the section gave neither the interval
+    nor the uniform fleets' p99s, and with no floor not the plan's accuracy at all."""
+    from tiersim.results_plan_lines import accuracy_line, p99_line
+
     chosen = plan.plan
     head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
     if not chosen:
@@ -930,6 +935,7 @@ def plan_section(plan: PlanResult) -> str:
     fewer = [[t, c.get("replicas"), c.get("verdict")]
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
+    p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
     # GPU, spec decode k=3)" line does; a runner-up's also names the router setting it was
     # sized under, as its console line does
@@ -944,9 +950,11 @@ def plan_section(plan: PlanResult) -> str:
             f"({page_text(head)}):</p>" + _robust_paragraph(plan, basis)
             + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
+            + f"<p>{page_text(accuracy_line(chosen))}</p>"
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
+            + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
             + current_section(plan)
             + "<h3>One replica fewer</h3>"
             + table(["tier", "replicas tried", "verdict"], fewer)
@@ -988,7 +996,8 @@ def current_section(plan: PlanResult) -> str:
     # under --robust, at every seed sized for (its line names them), not the plan's one seed
     basis = ("at its seeds, each figure the worst" if len(current.get("seeds") or ()) > 1
              else "and seed")
-    return (f"<h3>Against today's fleet (simulated on the plan's trace {basis})</h3>"
+    heading = f"Against today's fleet (simulated on the plan's trace {basis})"
+    return (f"<h3>{page_text(heading)}</h3>"
             + "".join(f"<p>{page_text(w)}</p>" for w in words if w)
             + table(["item", "value"], rows))
 
