@@ -193,3 +193,43 @@ def test_hostile_names_are_text(tmp_path):
     assert "uniform <script>alert(1)</script> 0.578 s" in p99 and p99 in shown
     today = next(line for line in lines if line.startswith("today's fleet"))
     assert "<script>alert(1)</script> 2 x 1 GPU" in today and today in shown
+
+
+TABLED = ("plan (", "ttft_p99_s", "tpot_p99_s", "dropped:", "router:", "one fewer ",
+          "runner-up ", "uniform ", "saves ", "costs ")
+"""Console lines the report gives as table rows rather than as written (its head as rows, the
+margins, router settings, saving, one-fewer check and other designs; docs/report.md): their
+figures are compared one by one above. Every other line of the plan is a paragraph of the
+report as printed."""
+
+
+def _every_line_shown(result: PlanResult) -> list[str]:
+    """The plan's console lines that its report section does not show as written (none
+    expected)."""
+    from tiersim.report.page import plan_section
+
+    shown = _shown(plan_section(result))
+    lines = [line.strip() for line in format_plan(result).splitlines()]
+    return [line for line in lines if not line.startswith(TABLED) and line not in shown]
+
+
+def test_every_console_line_is_in_the_report(floor_plan, tmp_path):
+    """The plan's lines in words, with its notes: a router floor above the fleet's accuracy
+    (plan_default's "router floor 0.8025" beside 80.11 %, which the report's rows gave without
+    the note) and a tier over an SLO the fleet's p99 meets (before, only the planned run's
+    Notes said it, with the share of one seed under --robust)."""
+    import copy
+
+    result, _ = floor_plan
+    assert _every_line_shown(result) == []
+    doc = copy.deepcopy(result.to_json())
+    doc["plan"]["router"] = {"policy": "floor", "floor": 0.96}
+    doc["plan"]["per_tier"]["bf16"]["tpot_p99_s"] = 0.11  # over the SLO the fleet meets
+    edited = PlanResult.from_json(doc)
+    lines = [line.strip() for line in format_plan(edited).splitlines()]
+    notes = [line for line in lines if line.startswith(("note: router floor", "note: tier bf16's"))]
+    assert len(notes) == 2, lines
+    assert _every_line_shown(edited) == []
+    doc["constraints"]["accuracy_floor"] = None  # the note's other wording
+    del doc["plan"]["margins"]["accuracy"]
+    assert _every_line_shown(PlanResult.from_json(doc)) == []

@@ -68,4 +68,86 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
     return p99_words(pairs, constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"))
 
 
-__all__ = ["accuracy_line", "interval_words", "p99_line"]
+def floor_notes(chosen: dict[str, Any], constraints: dict[str, Any],
+                uniform: list[dict[str, Any]]) -> list[str]:
+    """One line where a floor the plan prints is above the accuracy it gives the fleet: the
+    floor router's ``floor`` (the target its cuts are fitted to on the classifier's calibration
+    split; the planner raises it above the accuracy floor until the accuracy over all requests
+    meets that), or the accuracy floor itself; with the floor, the estimate and what would meet
+    it (among the sized ``uniform`` fleets). Before, `tiersim plan default` printed "router:
+    policy floor, floor 0.8025" under "expected accuracy: 80.11% vs floor 80.00%" and said
+    nothing of the gap; the report's plan section, its rows "router floor 0.8025" and
+    "expected accuracy 0.8011", said nothing of it until round 54. No indent."""
+    from tiersim.errors import setting_written
+    from tiersim.results import FLOOR_TOLERANCE, accuracy_name, percent_as_given, percent_text
+
+    accuracy, router = chosen.get("accuracy"), chosen.get("router") or {}
+    fitted, floor = router.get("floor"), constraints.get("accuracy_floor")
+    if not isinstance(accuracy, int | float) or isinstance(accuracy, bool):
+        return []
+    label = accuracy_name((chosen.get("accuracy_sources") or {}).get("basis"))
+    shown = percent_text(accuracy, 2)
+    if floor is not None and accuracy < floor - FLOOR_TOLERANCE:  # never chosen so; if it is
+        return [f"note: accuracy floor {percent_as_given(floor)} is above the fleet's "
+                f"{label} ({shown}); {_meets_it(uniform, floor)}"]
+    if not isinstance(fitted, int | float) or isinstance(fitted, bool) or accuracy >= fitted:
+        return []
+    head = (f"note: router floor {setting_written(fitted)} is above the fleet's {label} "
+            f"({shown}): it is the target the floor router fits its cuts to on the classifier's "
+            "calibration split, not the accuracy over all requests")
+    if floor is not None:
+        return [f"{head}, which meets the accuracy floor {percent_as_given(floor)}"]
+    return [f"{head}, and with no accuracy floor the plan holds no fleet to it; to plan for it, "
+            f"give --accuracy-floor {setting_written(fitted)}: "
+            f"{_meets_it(uniform, fitted)}"]
+
+
+def _meets_it(uniform: list[dict[str, Any]], floor: float) -> str:
+    """What would meet an accuracy ``floor``, in words: the sized uniform fleets that reach it,
+    or none, with the most accurate one's accuracy."""
+    from tiersim.results import FLOOR_TOLERANCE, percent_text
+
+    sized = [u for u in uniform if isinstance(u.get("accuracy"), int | float)]
+    if not sized:
+        return "no uniform fleet was sized to compare"
+    meeting = [u for u in sized if u["accuracy"] >= floor - FLOOR_TOLERANCE]
+    if meeting:
+        return "uniform " + ", ".join(f"{u.get('design')} ({percent_text(u['accuracy'], 2)})"
+                                      for u in meeting) + (" reach it" if len(meeting) > 1
+                                                           else " reaches it")
+    best = max(sized, key=lambda u: u["accuracy"])
+    return (f"no fleet sized reaches it (the most accurate, uniform {best.get('design')}, "
+            f"{percent_text(best['accuracy'], 2)}); lower it or add a more accurate tier")
+
+
+def tiers_over_slo(chosen: dict[str, Any], constraints: dict[str, Any],
+                   robust: dict[str, Any] | None = None) -> list[str]:
+    """A line per planned tier whose own p99 is over an SLO the fleet's p99 meets: the SLOs
+    hold the fleet's requests together, and a tier's share of them may see worse. Over as the
+    plan judges it (:func:`~tiersim.results.within_limit`): a p99 equal to the SLO at the
+    digits plan.json keeps is not over it; one over it by less than 3 figures show, to more
+    (:func:`~tiersim.results.over_digits`: 1.0004 s, not 1.00 s, over a 1 s SLO). Of a plan
+    sized for several seeds (``robust``, plan.json's), the tier's share is the most any seed
+    sent it (``robust.per_seed``): its ``requests`` are the most any seed sent it, each tier's
+    at its own seed, so their sum is no count of the trace (a share of 55 % read where the
+    seeds' were 90 % and 100 %). No indent."""
+    from tiersim.results import by_planned_tier, tier_over_slo_note, within_limit
+
+    lines = []
+    total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
+    rows = (robust or {}).get("per_seed") or []
+    for tier, t in by_planned_tier(chosen, "per_tier"):
+        for metric in ("ttft_p99_s", "tpot_p99_s"):
+            limit, value = constraints.get(metric), t.get(metric)
+            if limit is None or value is None or within_limit(value, limit):
+                continue
+            if rows:
+                share = max(float((r.get("shares") or {}).get(tier) or 0.0) for r in rows)
+            else:
+                share = int(t.get("requests") or 0) / total if total else 0.0
+            lines.append(tier_over_slo_note(tier, metric, value, limit, share,
+                                            seeds=bool(rows)))
+    return lines
+
+
+__all__ = ["accuracy_line", "floor_notes", "interval_words", "p99_line", "tiers_over_slo"]

@@ -909,8 +909,10 @@ def plan_section(plan: PlanResult) -> str:
     the headline's 0.103); limits and router settings as given. The plan's accuracy line (its
     95 % interval and source) and its p99 line beside its uniform fleets' are the console's own
     words (:mod:`tiersim.results_plan_lines`): before, the section gave neither the interval
-    nor the uniform fleets' p99s, and with no floor not the plan's accuracy at all."""
-    from tiersim.results_plan_lines import accuracy_line, p99_line
+    nor the uniform fleets' p99s, and with no floor not the plan's accuracy at all; so are its
+    notes of a router floor above the fleet's accuracy and of a tier over an SLO the fleet's
+    p99 meets."""
+    from tiersim.results_plan_lines import accuracy_line, floor_notes, p99_line, tiers_over_slo
 
     chosen = plan.plan
     head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
@@ -922,7 +924,9 @@ def plan_section(plan: PlanResult) -> str:
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, *_split_and_techniques(per_tier, t))} x "
              f"{gpus.get(t, 1)} GPU"] for t, n in by_planned_tier(chosen, "replicas")]
-    rows += [[f"router {k}", setting_written(v)] for k, v in (chosen.get("router") or {}).items()]
+    router = sorted((chosen.get("router") or {}).items(),  # the console's order: policy first
+                    key=lambda kv: (kv[0] != "policy", kv[0]))
+    rows += [[f"router {k}", setting_written(v)] for k, v in router]
     rows += [["design", chosen.get("design")], ["cost model", chosen.get("cost_model")],
              ["cost of the trace (USD)", chosen.get("cost_usd")],
              ["provisioned cost (USD per hour)", chosen.get("cost_per_hour_usd")]]
@@ -936,6 +940,8 @@ def plan_section(plan: PlanResult) -> str:
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
     p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
+    notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
+             *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
     # GPU, spec decode k=3)" line does; a runner-up's also names the router setting it was
     # sized under, as its console line does
@@ -952,6 +958,7 @@ def plan_section(plan: PlanResult) -> str:
             + "<h3>Margin on each constraint</h3>"
             + f"<p>{page_text(accuracy_line(chosen))}</p>"
             + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
+            + "".join(f"<p>{page_text(line)}</p>" for line in notes)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
             + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
