@@ -169,9 +169,10 @@ def test_robust_plan_lines_match(tmp_path):
 
 
 def test_hostile_names_are_text(tmp_path):
-    """Tier names and a scenario file name that read as markup show as the characters written,
-    in every table, paragraph and heading; no tag but the page's own."""
-    text = TINY.read_text().replace("name: w4a16", "name: '<script>alert(1)</script>'").replace(
+    """Tier names, the scenario's name and its file name that read as markup show as the
+    characters written, in every table, paragraph and heading; no tag but the page's own."""
+    text = TINY.read_text().replace("name: tiny", "name: '<s>n</s>'")
+    text = text.replace("name: w4a16", "name: '<script>alert(1)</script>'").replace(
         "name: bf16", "name: \"<b>x'</b>\"")
     text = text.replace("path: azure2023_code.parquet",
                         f"path: {ROOT / 'tiersim' / 'traces' / 'azure2023_code.parquet'}")
@@ -185,7 +186,7 @@ def test_hostile_names_are_text(tmp_path):
     tags = set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", body))
     assert tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p",
                     "table", "tr", "th", "td", "div", "br", "details", "summary", "pre"}, tags
-    for raw in ("<script>alert", "<b>x", "<i>x", "<u>t"):  # anywhere, figures' data too
+    for raw in ("<script>alert", "<b>x", "<i>x", "<u>t", "<s>n"):  # anywhere, figures' data too
         assert raw not in page, raw
     shown = _shown(_section(out))
     lines = [line.strip() for line in format_plan(result).splitlines()]
