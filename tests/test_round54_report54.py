@@ -234,3 +234,43 @@ def test_every_console_line_is_in_the_report(floor_plan, tmp_path):
     doc["constraints"]["accuracy_floor"] = None  # the note's other wording
     del doc["plan"]["margins"]["accuracy"]
     assert _every_line_shown(PlanResult.from_json(doc)) == []
+
+
+def _rows(section: str) -> list[list[str]]:
+    """The section's table rows, each a list of its cells as shown."""
+    return [[html.unescape(c) for c in re.findall(r"<t[dh](?: [^>]*)?>(.*?)</t[dh]>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", section, re.S)]
+
+
+def test_tabled_lines_have_the_same_figures(floor_plan):
+    """The console lines the report gives as rows (TABLED) carry the same figures, rounded
+    alike: the head's cost and USD/hour, each margin's value and limit, the one-fewer verdict,
+    each runner-up's and uniform fleet's verdict and cost."""
+    result, out = floor_plan
+    lines = [line.strip() for line in format_plan(result).splitlines()]
+    rows = _rows(_section(out))
+    cells = {row[0]: row[1:] for row in rows if row}
+    head = lines[0]
+    assert f"cost {cells['cost of the trace (USD)'][0]} USD (provisioned)" in head
+    assert f"{cells['provisioned cost (USD per hour)'][0]} USD/hour provisioned" in head
+    for line in lines:
+        if line.startswith(("ttft_p99_s:", "tpot_p99_s:", "dropped:")):
+            name, rest = line.split(": ", 1)
+            value, limit = rest.split(" vs limit ")
+            assert cells[name][:2] == [limit, value], line
+        elif line.startswith("one fewer "):
+            tier, verdict = line.removeprefix("one fewer ").split(": ", 1)
+            assert any(row[0] == tier and row[2] == verdict for row in rows if len(row) == 3)
+    designs = [row for row in rows if len(row) == 4 and row[0] != "design"
+               and row[0] not in ("constraint", "tier")]
+    said = [line for line in lines if line.startswith(("runner-up ", "uniform "))]
+    assert len(said) == len(designs) == 3
+    for line, row in zip(said, designs, strict=True):
+        design = row[0]
+        assert line.startswith((f"runner-up {design}", f"uniform {design} ")), (line, row)
+        if line.startswith("runner-up"):
+            assert line.endswith(f": {row[3]}"), (line, row)
+        elif "no baseline" in line:  # missed its floor: its cost at the last size tried
+            assert f"{row[3]}; cost at that size {row[2]} USD, no baseline" in line
+        else:
+            assert line.endswith(f": {row[3]}, cost {row[2]} USD"), (line, row)
