@@ -274,3 +274,26 @@ def test_tabled_lines_have_the_same_figures(floor_plan):
             assert f"{row[3]}; cost at that size {row[2]} USD, no baseline" in line
         else:
             assert line.endswith(f": {row[3]}, cost {row[2]} USD"), (line, row)
+
+
+def test_no_fleet_lines_match(floor_plan):
+    """With no plan the console gives its head and reason, then today's fleet; the report's
+    paragraph gives the same head and reason ("No fleet met every constraint" for "no fleet
+    meets the constraints") and today's fleet as printed, with no saving."""
+    import copy
+
+    from tiersim.report.page import plan_section
+
+    result, _ = floor_plan
+    doc = copy.deepcopy(result.to_json())
+    doc["plan"], doc["reason"] = None, "every design misses tpot_p99_s (a hand-made reason)"
+    for key in ("vs_current_frac", "vs_current_per_hour_usd", "vs_current_per_month_usd"):
+        doc["current"][key] = None
+    none = PlanResult.from_json(doc)
+    lines = [line.strip() for line in format_plan(none).splitlines()]
+    assert len(lines) == 2 and lines[1].startswith("today's fleet"), lines
+    shown = _shown(plan_section(none))
+    head = lines[0].removeprefix("no fleet meets the constraints ")
+    assert f"No fleet met every constraint {head}" in shown
+    assert lines[1] in shown
+    assert not any(s.startswith("the plan saves") for s in shown)
