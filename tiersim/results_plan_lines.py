@@ -1,9 +1,12 @@
 """The plan's own lines in words, one source for ``tiersim plan``'s console
 (:func:`tiersim.cli.plan_text.format_plan`) and the report's plan section
 (:func:`tiersim.report.page.plan_section`): the plan's accuracy against the floor with its 95 %
-interval and source (:func:`accuracy_line`), and the p99 TTFT / TPOT of the plan and its sized
-uniform fleets (:func:`p99_line`). The report may not import the command line, so these live
-here, beside :mod:`tiersim.results_current` and :mod:`tiersim.results_seeds`.
+interval and source (:func:`accuracy_line`), its notes of a router floor above the fleet's
+accuracy (:func:`floor_notes`) and of a planned tier over an SLO the fleet's p99 meets
+(:func:`tiers_over_slo`), and the p99 TTFT / TPOT of the plan and its sized uniform fleets
+(:func:`p99_line`). Each returns its lines unindented; the console indents them. The report
+may not import the command line, so these live here, beside :mod:`tiersim.results_current` and
+:mod:`tiersim.results_seeds`.
 """
 
 from __future__ import annotations
