@@ -163,7 +163,8 @@ def test_robust_plan_lines_match(tmp_path):
         if line.startswith(("expected accuracy", "p99 TTFT / TPOT", "robust (--robust)",
                             "today's fleet", "the plan saves")):
             assert line in shown, line
-    assert "Against today's fleet (simulated on the plan's trace and seeds)" in shown
+    assert ("Against today's fleet (simulated on the plan's trace at its seeds, each figure the "
+            "worst)" in shown)  # fresh54b's heading: the worst over the seeds sized for
     assert "at seeds 0, 1 (each figure the worst over them)" in next(
         line for line in lines if line.startswith("today's fleet"))
 
