@@ -126,7 +126,14 @@ class TierResult:
     run's scenario.yaml from the one its costs were made with. ``techniques``: the serving
     techniques the tier runs beyond plain serving (``spec decode k=3``, ``KV offload host``:
     :func:`tiersim.results_savings.techniques_words`; absent for a tier served plainly), shown
-    with its size as its split is.
+    with its size as its split is. A speculative tier's realised draws (modelled, from the
+    engine's own counts; all four absent from the JSON for a tier without speculative
+    decoding): ``spec_verify_steps`` decoder verify steps, ``spec_tokens_per_step`` the tokens
+    they emitted per step (vLLM's mean acceptance length), ``spec_expected_tokens_per_step``
+    the formula's expectation at the tier's ``k`` and acceptance (each step at its own rates,
+    where a trace column sets them) over the same steps, and ``spec_draft_acceptance`` the
+    share of drafted tokens accepted (vLLM's acceptance rate, not the per-position
+    ``acceptance``: docs/serving.md).
     """
 
     name: str
@@ -159,12 +166,33 @@ class TierResult:
     cost_per_gpu_hour: float | None = None
     cost_per_request_usd: float | None = None
     techniques: str | None = None
+    spec_verify_steps: int | None = None
+    spec_tokens_per_step: float | None = None
+    spec_expected_tokens_per_step: float | None = None
+    spec_draft_acceptance: float | None = None
 
     @property
     def label(self) -> str:
         """The tier as the tier tables name it: its name, with its own model where it names one
         (:func:`model_label`)."""
         return self.name if self.model is None else f"{self.name} ({model_label(self.model)})"
+
+    def spec_text(self) -> str | None:
+        """A speculative tier's realised draws in words (modelled), as the console and the
+        report give them; None for a tier without speculative decoding (or a summary written
+        before they were recorded)."""
+        if self.spec_verify_steps is None:
+            return None
+        if not self.spec_verify_steps:
+            return "no verify step ran (no request decoded on the tier); modelled"
+        accepted = ("n/a" if self.spec_draft_acceptance is None
+                    else f"{100 * self.spec_draft_acceptance:.1f} %")
+        return (f"{self.spec_tokens_per_step:.3f} tokens per verify step over "
+                f"{self.spec_verify_steps:,} steps, against "
+                f"{self.spec_expected_tokens_per_step:.3f} from the formula for the tier's k and "
+                f"acceptance; {accepted} of drafted tokens accepted (vLLM's acceptance rate, "
+                f"not the per-position acceptance: docs/serving.md); modelled, from the "
+                f"engine's draws")
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the name is the key it sits under in the run's ``tiers``)."""
@@ -186,6 +214,9 @@ class TierResult:
         if out["offload_loads"] is None:  # a tier without offload levels
             for key in OFFLOAD_FIELDS:
                 out.pop(key)
+        if out["spec_verify_steps"] is None:  # a tier without speculative decoding
+            for key in SPEC_FIELDS:
+                out.pop(key)
         if len(self.prefix_hit_by_level or {}) > 1:  # JSON objects lose their order
             out["prefix_level_order"] = list(self.prefix_hit_by_level)
         return out
@@ -193,6 +224,10 @@ class TierResult:
 
 OFFLOAD_FIELDS = ("offload_loads", "offload_recomputes", "prefix_recompute_rate")
 """:class:`TierResult` fields present only for tiers with KV offload levels."""
+
+SPEC_FIELDS = ("spec_verify_steps", "spec_tokens_per_step", "spec_expected_tokens_per_step",
+               "spec_draft_acceptance")
+""":class:`TierResult` fields present only for speculative tiers (their realised draws)."""
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,8 @@ FRACTIONS = frozenset({"accuracy", "accuracy_floor", "per_request_accuracy", "ta
                        "hit_rate", "prefix_hit_rate", "prefix_hit_bound", "prefix_recompute_rate",
                        "accuracy_ci95", "first_tier_shares", "final_tier_shares",
                        "prefix_hit_by_level", "static_split_mix", "auroc", "auroc_ci95",
-                       "auroc_wrong", "auroc_wrong_ci95", "auroc_asked", "fpr_asked", "fnr_asked"})
+                       "auroc_wrong", "auroc_wrong_ci95", "auroc_asked", "fpr_asked", "fnr_asked",
+                       "spec_draft_acceptance"})
 """Number fields of a summary that are fractions, between 0 and 1 (shown as percents); for a
 map or a pair (``first_tier_shares``, ``accuracy_ci95``), every number in it."""
 

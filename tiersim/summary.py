@@ -235,6 +235,7 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             techniques=techniques_words(tier.config,
                                         [level.name for level in tier.limits.kv_levels]),
             **prefix_fields(result, tier.name),
+            **spec_fields(result, tier.name),
         ))
     return tuple(out)
 
@@ -264,6 +265,19 @@ def prefix_fields(result, tier: str) -> dict[str, Any]:
                    offload_recomputes=stats.offload_recomputes,
                    prefix_recompute_rate=stats.recompute_rate())
     return out
+
+
+def spec_fields(result, tier: str) -> dict[str, Any]:
+    """A speculative tier's realised draws (:class:`tiersim.engine.spec_decode.SpecStats`):
+    verify steps, tokens per step beside the formula's expectation, and the share of drafted
+    tokens accepted (empty for a tier without speculative decoding)."""
+    stats = getattr(result, "spec_stats", {}).get(tier)
+    if stats is None:
+        return {}
+    return {"spec_verify_steps": stats.verify_steps,
+            "spec_tokens_per_step": stats.tokens_per_step,
+            "spec_expected_tokens_per_step": stats.expected_per_step,
+            "spec_draft_acceptance": stats.draft_acceptance}
 
 
 def router_result(scenario: Scenario, df: pd.DataFrame, result, infos: list[TierInfo],

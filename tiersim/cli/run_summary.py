@@ -31,7 +31,7 @@ def print_summary(result: RunResult, out: Path | None, report: bool = False) -> 
     for line in tier_slo_notes(result) + model_lines(result):
         console.print(line)
     console.print(describe_check(result.profile.checked))
-    for line in prefix_lines(result) + prefix_source_lines(result):
+    for line in prefix_lines(result) + prefix_source_lines(result) + spec_lines(result):
         console.print(line)
     if result.savings is not None and result.savings.method == "simulated":
         print_whole(console, baseline_table(result))
@@ -298,6 +298,13 @@ def prefix_lines(r: RunResult) -> list[str]:
                          f"of prompt tokens)")
         lines.append(line)
     return lines
+
+
+def spec_lines(r: RunResult) -> list[str]:
+    """Per speculative tier, its realised draws (:meth:`~tiersim.results.TierResult.spec_text`):
+    tokens per verify step beside the formula's, and the share of drafted tokens accepted."""
+    return [f"speculative decoding {t.name}: {t.spec_text()}" for t in r.tiers
+            if t.spec_text() is not None]
 
 
 def prefix_source_lines(r: RunResult) -> list[str]:

@@ -24,7 +24,13 @@ from tiersim.engine.replica import OutstandingBoard, Replica
 from tiersim.engine.request import DROPPED, Req, SchedulerLimits
 from tiersim.engine.scheduler import ReplicaScheduler
 from tiersim.engine.simenv import SimEnv
-from tiersim.engine.spec_decode import SpecDecoding, SpecScheduler, SpecStepModel, tier_key
+from tiersim.engine.spec_decode import (
+    SpecDecoding,
+    SpecScheduler,
+    SpecStats,
+    SpecStepModel,
+    tier_key,
+)
 from tiersim.perf.base import StepTimeModel
 
 
@@ -142,6 +148,7 @@ class SimResult:
     arrival_s: np.ndarray  # when each request entered the fleet (closed loop: set by the run)
     cache_hit_tokens: np.ndarray  # prompt tokens served from a prefix cache, summed over passes
     prefix_stats: dict[str, PrefixStats] = field(default_factory=dict)  # tiers that cache
+    spec_stats: dict[str, SpecStats] = field(default_factory=dict)  # speculative tiers
     busy_until_s: float = 0.0  # when the fleet's last step ended (a pass with no finish too)
     refused: np.ndarray | None = None  # first tier refused it at admission (no pass ran there)
     interval_s: float | None = 1.0  # the grid of the load series in samples (None: not kept)
@@ -709,6 +716,12 @@ class _Fleet:
             arrival_s=self.arrival,
             cache_hit_tokens=self.cache_hit,
             prefix_stats=self.prefix,
+            spec_stats={s.name: SpecStats(s.spec_decoding.k,
+                                          sum(r.sched.verify_steps for r in reps),
+                                          sum(r.sched.spec_drawn for r in reps),
+                                          sum(r.sched.spec_expected for r in reps))
+                        for s, reps in zip(self.tiers, self.reps)
+                        if s.spec_decoding is not None},
             busy_until_s=max((r.idle_at for reps in self.reps for r in reps), default=0.0),
             interval_s=self.sample_every,
         )

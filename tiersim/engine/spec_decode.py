@@ -165,6 +165,39 @@ class SpecStepModel:
         return self.target.sources() if hasattr(self.target, "sources") else {}
 
 
+@dataclass(frozen=True)
+class SpecStats:
+    """A speculative tier's realised draws, summed over its replicas: ``verify_steps`` decoder
+    verify steps, ``tokens`` the tokens their draws gave (the accepted drafts plus the target's
+    own token; counted as vLLM's metrics count them, before a request's last step is cut to its
+    output length), ``expected`` the formula's expected tokens
+    (:meth:`SpecDecoding.expected_tokens`, at each step's own rates) summed over the same steps,
+    and ``k`` the draft tokens per step."""
+
+    k: int
+    verify_steps: int
+    tokens: int
+    expected: float
+
+    @property
+    def tokens_per_step(self) -> float | None:
+        """Tokens emitted per verify step (vLLM's mean acceptance length); None with no step."""
+        return self.tokens / self.verify_steps if self.verify_steps else None
+
+    @property
+    def expected_per_step(self) -> float | None:
+        """The formula's expected tokens per verify step over the same steps."""
+        return self.expected / self.verify_steps if self.verify_steps else None
+
+    @property
+    def draft_acceptance(self) -> float | None:
+        """Accepted over drafted tokens (vLLM's acceptance rate): each step emits its accepted
+        drafts plus the target's own token, and drafts ``k``."""
+        if not self.verify_steps:
+            return None
+        return (self.tokens - self.verify_steps) / (self.k * self.verify_steps)
+
+
 class SpecScheduler(ReplicaQueues):
     """vLLM v1's scheduling loop with speculative decoders, one request at a time (the same
     contract as :class:`tiersim.engine.scheduler.ReplicaScheduler`: ``schedule`` then
@@ -182,6 +215,9 @@ class SpecScheduler(ReplicaQueues):
         self.spec, self.tier, self.accept, self.keys = spec, tier, accept, keys
         self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_tokens / this)
         self.spec_tokens = 0  # tokens those steps emitted
+        self.spec_drawn = 0  # tokens their draws gave (before a last step is cut to the output)
+        self.spec_expected = 0.0  # the formula's expected tokens, summed over those steps
+        self._expected = spec.expected_tokens() if accept is None else None
         self._rng: dict[int, random.Random] = {}
         self._decoders: list[Req] = []  # the planned step's decoders
         self._preempted = False  # the step being planned preempted a request
@@ -240,9 +276,13 @@ class SpecScheduler(ReplicaQueues):
         n_tok = (self.spec.k + 1) * len(decs) + sum(c for _, c in plan.chunks)
         for req in decs:
             req.gpu_s += dt * (self.spec.k + 1) / n_tok
-            m = min(self._draw(req), req.output - req.n_out)
+            drawn = self._draw(req)
+            m = min(drawn, req.output - req.n_out)
             self.verify_steps += 1
             self.spec_tokens += m
+            self.spec_drawn += drawn
+            self.spec_expected += (self._expected if self._expected is not None
+                                   else self.spec.expected_tokens(float(self.accept[req.idx])))
             req.n_out += m
             req.tokens += m
             req.computed += m

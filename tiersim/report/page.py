@@ -407,8 +407,8 @@ def run_headline(run: RunResult) -> str:
             routed]] if r.escalation_refused_rate is not None else []),
         ["silent failure rate", percent(r.silent_failure_rate), routed],
         *quality_rows(r)])
-    return (out + prefix_cache_section(run) + savings_section(run) + agentic_section(run)
-            + notes_section(run))
+    return (out + prefix_cache_section(run) + spec_section(run) + savings_section(run)
+            + agentic_section(run) + notes_section(run))
 
 
 def quality_rows(r) -> list[list]:
@@ -451,6 +451,29 @@ def prefix_cache_section(run: RunResult) -> str:
          "offloaded prefixes loaded", "recomputed (link slower than prefill)",
          "recomputed prompt tokens (fraction)"], rows)
         + f"<p class='caption'>Source: {page_text(prefix_source(run))}.</p>")
+
+
+def spec_section(run: RunResult) -> str:
+    """Per speculative tier, its realised draws: verify steps, tokens per step beside the
+    formula's expectation, and the share of drafted tokens accepted (vLLM's acceptance rate);
+    nothing when no tier is speculative (or the summary predates the figures)."""
+    rows = [[t.name, t.spec_verify_steps, _three(t.spec_tokens_per_step),
+             _three(t.spec_expected_tokens_per_step), _three(t.spec_draft_acceptance)]
+            for t in run.tiers if t.spec_verify_steps is not None]
+    if not rows:
+        return ""
+    return ("<h3>Speculative decoding</h3>" + table(
+        ["tier", "verify steps", "tokens per verify step (realised)",
+         "formula's expectation (the tier's k and acceptance)",
+         "drafted tokens accepted (fraction; vLLM's acceptance rate)"], rows)
+        + "<p class='caption'>Source: modelled, from the engine's acceptance draws; the "
+          "acceptance rate is accepted over drafted tokens, not the per-position "
+          "<code>acceptance</code> (docs/serving.md).</p>")
+
+
+def _three(value: float | None) -> str | None:
+    """A figure to three decimals, as the console's speculative line gives it (None: none)."""
+    return None if value is None else f"{value:.3f}"
 
 
 def notes_section(run: RunResult) -> str:
