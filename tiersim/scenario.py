@@ -44,6 +44,7 @@ from tiersim.scenario_checks import (
     check_layouts,
     check_scenario,
     keys_given_as,
+    planned_counts,
     shown_name,
     unread_scheduler_keys,
 )
@@ -118,7 +119,7 @@ __all__ = [
     "check_layouts", "check_scenario", "check_size", "dump_yaml", "explain_errors", "file_keys",
     "file_places", "format_loc", "key_path", "keys_given_as", "line_in", "line_of", "load_scenario",
     "located", "misspelt_number", "model_places", "near_whole_number", "number_problem",
-    "numbers_as_written",
+    "numbers_as_written", "planned_counts",
     "read_yaml", "read_yaml_value", "refuse_non_map", "refuse_text_numbers", "resolve_file_ref",
     "resolve_model_ref", "scenario_from_dict", "shown_name", "unread_scheduler_keys",
     "without_quotes", "written_text",

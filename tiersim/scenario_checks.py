@@ -501,12 +501,49 @@ def _note_lone_balancer(scenario: Scenario) -> None:
                 "and it has one (disaggregation.prefill_replicas 1), so the key changes "
                 "nothing; give the tier more prefill replicas, or remove the key"),
                 stacklevel=3)
+        elif _lone_balancer(tier) and tier.name in (_PLANNED.get() or {}):
+            warnings.warn(Note(_planned_lone_balancer_words(tier, _PLANNED.get()[tier.name])),
+                          stacklevel=3)
         elif _lone_balancer(tier):
             warnings.warn(Note(
                 f"tier {tier.name}: balancer {tier.balancer} picks one of the tier's engine "
                 "replicas for each request, and it has one (replicas 1, data_parallel 1), so "
                 "the key changes nothing; give the tier more replicas, or remove the key"),
                 stacklevel=3)
+
+
+def _planned_lone_balancer_words(tier: TierConfig, given: int) -> str:
+    """The lone-balancer note on a tier a plan sized to one replica (``given``: the replicas
+    the user's scenario gives it): the planner chose the count, not the user's file, so it
+    says so, and what a balancer that picks would take (a second replica, at its price)."""
+    price = tier.cost_per_gpu_hour
+    cost = ("" if not price else
+            f", {tier.gpus_per_replica * price:.2f} USD/hour more ({tier.gpus_per_replica} "
+            f"GPU{'s' if tier.gpus_per_replica > 1 else ''} x {price:.2f} USD/GPU-hour, the "
+            "scenario's price)")
+    return (f"tier {tier.name}: the plan chose 1 replica for it (the scenario gives {given}), "
+            f"so its balancer {tier.balancer} has one engine replica to pick and changes "
+            f"nothing in this plan; it would pick only with a second replica{cost}, which the "
+            "plan's constraints do not need")
+
+
+#: While a plan runs its planned fleet, the replicas the user's scenario gives each tier, by
+#: name (:func:`planned_counts`): a note on a count there names the plan as its author.
+_PLANNED: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "planned", default=None)
+
+
+@contextlib.contextmanager
+def planned_counts(given: dict[str, int]):
+    """Inside, the tiers named in ``given`` (each with the replicas the user's scenario gives
+    it) have replica counts a plan chose: the lone-balancer note on one says the planner
+    sized it to one replica, where "give the tier more replicas" read as advice on the user's
+    file (fresh54: a plan sized bf16 to 1 replica of the file's 2)."""
+    token = _PLANNED.set({**(_PLANNED.get() or {}), **given})
+    try:
+        yield
+    finally:
+        _PLANNED.reset(token)
 
 
 def _note_lone_expert_parallel(scenario: Scenario) -> None:

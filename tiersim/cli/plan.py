@@ -309,16 +309,17 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     from tiersim.outputs import signals_deferred
     from tiersim.results import dumps
     from tiersim.runner import run_into
-    from tiersim.scenario import dump_yaml, scenario_from_dict
+    from tiersim.scenario import dump_yaml, planned_counts, scenario_from_dict
 
     out.mkdir(parents=True, exist_ok=True)
     plan_json = dumps(result.to_json())
     if result.plan is not None:
         doc = planned_doc(scenario, result, max_replicas)
-        run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
-                 baselines=True,  # savings simulated, as a run's (under the plan's claim)
-                 report=report, extra={"scenario.yaml": dump_yaml(doc),
-                                       "plan.json": plan_json})
+        with planned_counts({t.name: t.replicas for t in scenario.tiers}):  # the plan's counts
+            run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
+                     baselines=True,  # savings simulated, as a run's (under the plan's claim)
+                     report=report, extra={"scenario.yaml": dump_yaml(doc),
+                                           "plan.json": plan_json})
         return
     with signals_deferred():  # a failed plan.json write leaves the earlier plan and its run
         (out / "report.html").unlink(missing_ok=True)  # of the earlier plan: written below
