@@ -293,6 +293,18 @@ class RouterQuality:
                 return d
         return 10
 
+    def chance_text(self) -> str | None:
+        """The AUROC, its interval and its target where the 95% interval takes in 0.5 (the
+        router's choices are then no better than chance on the trace): "0.514 (95% CI 0.478 -
+        0.549) for hard or hopeless"; None otherwise (no AUROC, no interval, or 0.5
+        outside it)."""
+        if self.auroc is None or self.auroc_ci95 is None:
+            return None
+        lo, hi = self.auroc_ci95
+        if not lo <= 0.5 <= hi:
+            return None
+        return f"{self.auroc_text()} for {self.target}"
+
     def scored_words(self) -> str:
         """What the AUROC is of and where it comes from: "hard or hopeless, against the drawn
         difficulty of 8,819 requests (2,631 of them)"."""

@@ -9,6 +9,7 @@ the planner's search (planner -> runner -> savings -> planner would be an import
 from __future__ import annotations
 
 import errno
+import json
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -120,7 +121,7 @@ def plan(
                                check_seeds=check_seeds, robust=robust,  # a plain int once checked
                                current=parse_current(current),
                                hours_per_month=unsigned_zero(hours_per_month))
-        echo(format_plan(result))
+        echo(format_plan(result, planned_quality(out, result)))
         if not check_seeds and result.plan is not None:
             from tiersim.cli.plan_seeds import UNCHECKED
 
@@ -130,6 +131,17 @@ def plan(
         echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
+
+
+def planned_quality(out: Path, result: PlanResult):
+    """The router quality (:class:`tiersim.results.RouterQuality`) of the planned fleet's run
+    this plan just wrote to ``out``; None with no fleet planned or none recorded."""
+    from tiersim.results import RunResult
+
+    if result.plan is None or not (out / "summary.json").is_file():
+        return None
+    run = RunResult.from_json(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    return run.router.quality
 
 
 def written(result: PlanResult, report: bool) -> list[str]:

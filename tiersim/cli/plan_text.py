@@ -28,14 +28,16 @@ def _num(value, pattern: str | None = None) -> str:
     return pattern.format(value)
 
 
-def format_plan(result: PlanResult) -> str:
+def format_plan(result: PlanResult, quality=None) -> str:
     """The plan in a few lines of text: the chosen design, its router settings (a plan of
     ``--choose router.cascade.threshold=0.3,0.5,0.7`` did not say which it chose), its saving
     against the sized uniform fleets, and what each other design missed. Its figures are
     plan.json's (read back from what it writes), as the report's are: a cost of
     3.3905000000000003 USD, 3.3905 there, reads 3.39 in both, not 3.391 here; to 3
     significant figures, as ``tiersim run`` and the report print them (the limits as
-    given)."""
+    given). ``quality``: the planned fleet's run's router quality
+    (:class:`tiersim.results.RouterQuality`), for the line on a router no better than chance
+    (:func:`_chance_line`)."""
     result = PlanResult.from_json(result.to_json())
     head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
     chosen = result.plan
@@ -69,6 +71,7 @@ def format_plan(result: PlanResult) -> str:
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
+    lines += _chance_line(quality, saving)
     from tiersim.results_current import current_lines
 
     lines += current_lines(result.current, result.constraints)
@@ -174,6 +177,33 @@ def _floor_above_accuracy(chosen: dict, result: PlanResult) -> list[str]:
     from tiersim.results_plan_lines import floor_notes
 
     return ["  " + line for line in floor_notes(chosen, result.constraints, result.uniform)]
+
+
+def _chance_line(quality, saving: dict) -> list[str]:
+    """A line where the planned fleet's router has a realised AUROC whose 95% interval (DeLong's)
+    takes in 0.5 (:meth:`~tiersim.results.RouterQuality.chance_text`): its choices are no
+    better than chance on this trace, so the plan's saving is that of a split no better than a
+    random one meeting the floor; with the plan's figure against a static split of equal
+    accuracy where it has one. fresh54's floor router read 0.514 (0.478 - 0.549) beside a plan
+    quoting 41.7 % saved, and no line said so; none where the interval leaves 0.5 out."""
+    from tiersim.results import basis_words, saving_verdict
+    from tiersim.results_savings import costs_more, mix_words
+
+    text = quality.chance_text() if quality is not None else None
+    if text is None:
+        return []
+    line = (f"  router: its realised AUROC, {text}, has 0.5 inside its 95% CI: its choices "
+            "are no better than chance on this trace (modelled)")
+    frac, usd = saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd")
+    verdict, shown = saving_verdict(frac, usd)
+    if shown is not None:
+        per = basis_words(saving.get("saving_basis"), frac)
+        mix = mix_words(saving.get("static_split_mix"))
+        split = f"a static split of equal accuracy{f' ({mix})' if mix else ''}"
+        line += "; the plan " + (f"costs the same{per} as {split}" if verdict == "same" else
+                                 f"{costs_more(shown, per)} than {split}" if verdict == "costs"
+                                 else f"saves {shown}{per} against {split}")
+    return [line]
 
 
 def _saving_line(saving: dict) -> str:
