@@ -624,7 +624,8 @@ def sweep_column_names(data: ReportData, sweep: pd.DataFrame) -> dict[str, str]:
     cost model (:func:`_cost_axis`). Where a response cache answered requests at any point,
     the figures a run's headline scopes to the requests the fleet served say so here too
     (:attr:`tiersim.results.RunResult.served_scope`)."""
-    names = {"ttft_p99_s": "TTFT p99 (s)", "tpot_p99_s": "TPOT p99 (s)",
+    names = {"ttft_p99_s": "TTFT p99 (s)", "tpot_p50_s": "TPOT p50 (s)",
+             "tpot_p99_s": "TPOT p99 (s)",
              "accuracy": _accuracy_name(data, sweep),
              "slo_attainment": "SLO attainment (fraction)",
              "router.silent_failure_rate": "silent failure rate (fraction)"}
@@ -633,7 +634,8 @@ def sweep_column_names(data: ReportData, sweep: pd.DataFrame) -> dict[str, str]:
             names[cost] = _cost_axis(cost, [ledger for ledger, _ in _by_ledger(sweep, cost)])
     hits = sweep.get("response_cache.hits")
     if hits is not None and (pd.to_numeric(hits, errors="coerce").fillna(0) > 0).any():
-        for key in ("ttft_p99_s", "tpot_p99_s", "slo_attainment", "cost_per_1m_output_tokens"):
+        for key in ("ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "slo_attainment",
+                    "cost_per_1m_output_tokens"):
             if key in names:
                 names[key] = f"{names[key][:-1]}; requests the fleet served)"
         names["accuracy"] += " (requests the fleet served)"

@@ -21,6 +21,25 @@ the report's Points table, which shows the first
 :data:`~tiersim.report.page.POINTS_IN_REPORT`)."""
 
 
+SPEC_FIGURES = ("tpot_p50_s",)
+"""The figures each point's line gives first where a sweep axis sets a ``speculative`` key:
+p50 TPOT, the figure speculative decoding moves most (fresh54's acceptance sweep printed the
+verdicts alone, and the report's Points table only the p99s)."""
+
+
+def _figures(axes: list[str]) -> tuple[str, ...]:
+    """The figures (:data:`SPEC_FIGURES`) a sweep over ``axes`` gives on each point's line:
+    those where an axis sets a key of a tier's ``speculative`` block, else none."""
+    return SPEC_FIGURES if any("speculative" in axis.split(".") for axis in axes) else ()
+
+
+def _figure_text(column: str, value) -> str:
+    """One point's figure in words: ``p50 TPOT 17.1 ms (modelled)``, "-" where unknown."""
+    from tiersim.results import figure_text
+
+    return f"p50 TPOT {figure_text(value, ' ms', 1e3)} (modelled)"
+
+
 def verdict_lines(out: Path, axes: list[str], report: bool,
                   shown: int | None = None) -> list[str]:
     """The console's verdict lines for the sweep in ``out`` (its ``sweep.parquet``, whose
@@ -37,7 +56,9 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
         table = pq.ParquetFile(handle)
         total = table.metadata.num_rows
         have = set(table.schema_arrow.names)
-        wanted = [c for c in ("point_id", "status", *axes, *VERDICT_COLUMNS) if c in have]
+        figures = [c for c in _figures(axes) if c in have]
+        wanted = [c for c in ("point_id", "status", *axes, *figures, *VERDICT_COLUMNS)
+                  if c in have]
         batches, count = [], 0
         for batch in table.iter_batches(batch_size=shown, columns=wanted):
             batches.append(batch.to_pandas())
@@ -57,7 +78,8 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
         if row.get("status", "ok") != "ok":
             lines.append(f"  {label}: failed (no verdict)")
             continue
-        said = "; ".join(f"{header}: {cells[n]}" for header, cells in verdicts.items())
+        said = "; ".join([*(_figure_text(c, row[c]) for c in figures),
+                          *(f"{header}: {cells[n]}" for header, cells in verdicts.items())])
         lines.append(f"  {label}: {said}")
     if total > len(rows):
         where = escaped(path) + (f", and report.html's Points table shows the first "
