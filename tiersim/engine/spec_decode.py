@@ -181,7 +181,8 @@ class SpecStats:
 
     @property
     def tokens_per_step(self) -> float | None:
-        """Tokens emitted per verify step (vLLM's mean acceptance length); None with no step."""
+        """Tokens the draws gave per verify step (vLLM's mean acceptance length); None with no
+        step."""
         return self.tokens / self.verify_steps if self.verify_steps else None
 
     @property
@@ -213,7 +214,7 @@ class SpecScheduler(ReplicaQueues):
                 f"({limits.max_num_seqs * (spec.k + 1)}) so every decoder verifies each step")
         super().__init__(limits, num_blocks, hash_block_tokens)
         self.spec, self.tier, self.accept, self.keys = spec, tier, accept, keys
-        self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_tokens / this)
+        self.verify_steps = 0  # decoder-steps verified (tokens per step = spec_drawn / this)
         self.spec_tokens = 0  # tokens those steps emitted
         self.spec_drawn = 0  # tokens their draws gave (before a last step is cut to the output)
         self.spec_expected = 0.0  # the formula's expected tokens, summed over those steps
