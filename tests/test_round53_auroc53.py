@@ -117,11 +117,15 @@ def test_one_class_and_no_classifier_say_why_there_is_no_auroc():
     assert json.dumps(q.to_json(), allow_nan=False)  # no NaN anywhere
 
 
-def _run(tmp_path, capsys, trace: pd.DataFrame | None = None, **edits) -> tuple[str, dict, str]:
+def _run(tmp_path, capsys, trace: pd.DataFrame | None = None, window: list | None = None,
+         **edits) -> tuple[str, dict, str]:
     """``tiersim run --no-baselines`` of the tiny scenario (edited; ``trace``: a trace of
-    one's own): its console (whitespace folded), summary.json and report."""
+    one's own; ``window``: tiny's trace over another window): its console (whitespace
+    folded), summary.json and report."""
     if trace is not None:
         edits["trace"] = {"path": str(write_frame(trace, tmp_path / "t.parquet"))}
+    if window is not None:
+        edits["trace"] = {**tiny_doc()["trace"], "window": window}
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(**edits))
     capsys.readouterr()
     code = main(["run", str(path), "--out", str(tmp_path / "r"), "--no-baselines"])
@@ -139,39 +143,42 @@ def _line(out: str) -> str:
 
 def test_a_classifier_run_gives_its_auroc_beside_the_one_asked(tmp_path, capsys):
     """A threshold router on drawn difficulty with a hint of AUROC 0.8 and injected errors:
-    the console line, summary.json and the report give the realised AUROC (0.753, modelled,
-    over the 317 requests, 95 of them hard or hopeless) with its interval, the 0.8 asked
-    (within it: 317 requests cannot tell 0.75 from 0.8), the realised FPR / FNR and the
-    injected rates asked. The intervals are DeLong's since review53b (0.691 - 0.816 and
-    0.641 - 0.787 by Hanley and McNeil's before)."""
+    the console line, summary.json and the report give the realised AUROC (0.792, modelled,
+    over the 332 requests, 110 of them hard or hopeless) with its interval, the 0.8 asked
+    (within it), the realised FPR / FNR and the injected rates asked. The intervals are
+    DeLong's since review53b, on the logit scale since auroc54. Since auroc54 the trace
+    window is 240 - 420 s, not tiny's 240 - 360 s: its 317 requests had 95 hard or hopeless,
+    under the 100 of each class a verdict needs, and read "no verdict" (0.753, 95% CI 0.696 -
+    0.811 by plain DeLong, 0.691 - 0.816 by Hanley and McNeil's before review53b)."""
     out, summary, page = _run(
-        tmp_path, capsys, workload={"difficulty": {"kind": "three_type", "hint_auroc": 0.8}},
+        tmp_path, capsys, window=[240, 420],
+        workload={"difficulty": {"kind": "three_type", "hint_auroc": 0.8}},
         router={"policy": "threshold", "thresholds": 0.7,
                 "confusion": {"fpr": 0.05, "fnr": 0.1}})
     q = summary["router"]["quality"]
-    assert q == {"truth": "drawn difficulty", "requests": 317, "target": "hard or hopeless",
-                 "positives": 95, "auroc": 0.7533902323,
-                 "auroc_ci95": [0.6957790432, 0.8110014215], "no_auroc": None,
+    assert q == {"truth": "drawn difficulty", "requests": 332, "target": "hard or hopeless",
+                 "positives": 110, "auroc": 0.7918099918,
+                 "auroc_ci95": [0.735575704, 0.8387074435], "no_auroc": None,
                  "auroc_asked": 0.8, "asked_from": "workload.difficulty.hint_auroc",
                  "fpr_asked": 0.05, "fnr_asked": 0.1,
                  # and for what a routing error costs, the cheapest tier answering wrong
                  # against the drawn correctness (left53, 2026-12-07)
                  "wrong_target": "the cheapest tier w4a16 answering wrong",
-                 "wrong_positives": 71, "auroc_wrong": 0.7137295317,
-                 "auroc_wrong_ci95": [0.6465059452, 0.7809531181]}
+                 "wrong_positives": 73, "auroc_wrong": 0.7469720209,
+                 "auroc_wrong_ci95": [0.6803320148, 0.803727659]}
     assert _line(out) == (
-        "router quality on the replayed trace: AUROC 0.753 (95% CI 0.696 - 0.811) for hard or "
-        "hopeless, against the drawn difficulty of 317 requests (95 of them), asked 0.8 "
-        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.714 (95% CI 0.647 - 0.781) "
-        "for the cheapest tier w4a16 answering wrong (71 of them), against the drawn "
-        "correctness; FPR / FNR 100 % / 11.5 % "
+        "router quality on the replayed trace: AUROC 0.792 (95% CI 0.736 - 0.839) for hard or "
+        "hopeless, against the drawn difficulty of 332 requests (110 of them), asked 0.8 "
+        "(workload.difficulty.hint_auroc; within the 95% CI), and 0.747 (95% CI 0.680 - 0.804) "
+        "for the cheapest tier w4a16 answering wrong (73 of them), against the drawn "
+        "correctness; FPR / FNR 100 % / 11.2 % "
         "realised (scored on prior), asked 5 % / 10 % injected (router.confusion, on top of "
         "the policy's own errors)")
-    assert ("<td>classifier AUROC on the replayed trace</td><td>0.753 (95% CI 0.696 - 0.811)"
-            "</td><td>hard or hopeless, against the drawn difficulty of 317 requests (95 of "
+    assert ("<td>classifier AUROC on the replayed trace</td><td>0.792 (95% CI 0.736 - 0.839)"
+            "</td><td>hard or hopeless, against the drawn difficulty of 332 requests (110 of "
             "them)</td>") in page
-    assert ("<td>classifier AUROC for the cheapest tier w4a16 answering wrong</td><td>0.714 "
-            "(95% CI 0.647 - 0.781)</td><td>against the drawn correctness of 317 requests (71 "
+    assert ("<td>classifier AUROC for the cheapest tier w4a16 answering wrong</td><td>0.747 "
+            "(95% CI 0.680 - 0.804)</td><td>against the drawn correctness of 332 requests (73 "
             "of them): what a routing error costs</td>") in page
     assert ("<td>AUROC asked</td><td>0.8 (workload.difficulty.hint_auroc; within the 95% CI)"
             "</td>") in page

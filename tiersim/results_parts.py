@@ -222,6 +222,14 @@ class TierResult:
         return out
 
 
+AUROC_VERDICT_MIN_CLASS = 100
+"""Requests of each class the AUROC asked needs before :meth:`RouterQuality.asked_text` judges
+it against the realised AUROC's interval (:data:`tiersim.routing.quality.VERDICT_MIN_CLASS`,
+where the figure is argued)."""
+AUROC_FEW_COVERAGE = 31
+"""The least share (%) of samples in which the interval held the true AUROC with fewer than
+:data:`AUROC_VERDICT_MIN_CLASS` of a class (two of a class beside many of the other, AUROC
+0.95, tied scores: ``benchmarks/auroc_coverage.py``, 2026-12-07)."""
 OFFLOAD_FIELDS = ("offload_loads", "offload_recomputes", "prefix_recompute_rate")
 """:class:`TierResult` fields present only for tiers with KV offload levels."""
 
@@ -341,9 +349,14 @@ class RouterQuality:
     def _against_asked(self) -> str:
         """Where the AUROC asked lies against the realised one's 95% interval: "; within the
         95% CI", "; above the 95% CI: the classifier is worse than asked", "; below ...: better
-        than asked"; nothing without both."""
+        than asked"; nothing without both; "; no verdict: ..." where the smaller class has
+        fewer than :data:`AUROC_VERDICT_MIN_CLASS` requests (or the counts are not recorded),
+        where the interval is not known to hold the true AUROC in 95 % of samples."""
         if self.auroc_asked is None or self.auroc_ci95 is None:
             return ""
+        few = _too_few_for_verdict(self.positives, self.requests, self.target)
+        if few is not None:
+            return f"; no verdict: {few}"
         lo, hi = self.auroc_ci95
         if self.auroc_asked > hi:
             return "; above the 95% CI: the classifier is worse than asked"
@@ -371,6 +384,25 @@ class RouterQuality:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields."""
         return _fields(self)
+
+
+def _too_few_for_verdict(positives: int | None, requests: int, target: str) -> str | None:
+    """Why the AUROC asked is not judged against the interval, in words, where the smaller
+    class has fewer than :data:`AUROC_VERDICT_MIN_CLASS` requests: "8 requests hard or
+    hopeless, under the 100 of each class a verdict needs (with fewer, the 95% CI held the
+    true AUROC in as few as 31 % of simulated samples: docs/metrics.md)"; None where there
+    are enough."""
+    if positives is None:
+        return "the class counts are not recorded"
+    negatives = requests - positives
+    if min(positives, negatives) >= AUROC_VERDICT_MIN_CLASS:
+        return None
+    count, words = (positives, target) if positives <= negatives else (
+        negatives, f"not {target}")
+    return (f"{count:,} request{'' if count == 1 else 's'} {words}, under the "
+            f"{AUROC_VERDICT_MIN_CLASS} of each class a verdict needs (with fewer, the 95% CI "
+            f"held the true AUROC in as few as {AUROC_FEW_COVERAGE} % of simulated samples: "
+            "docs/metrics.md)")
 
 
 def _no_interval(positives: int | None, requests: int, target: str | None) -> str:
