@@ -79,9 +79,10 @@ def auroc_interval(score: np.ndarray, positive: np.ndarray,
     (the delta method: logit(A) +- q SE / (A (1 - A)), and back, so it stays inside (0, 1) and
     is skewed away from the nearer end, as the AUROC's spread is), with q Student's t 97.5 %
     quantile on the Welch-Satterthwaite degrees of freedom of SE^2's two terms (1.96 at
-    thousands of requests; 12.7 with two requests of a class, whose sample variance is then
-    one number). A is ``value`` (default: the mean of V10, the AUROC). It assumes nothing of
-    the scores' shape and treats the two classes alike.
+    thousands of requests; up to 12.7 where a class of two requests, whose sample variance
+    rests on one degree of freedom, carries the variance). A is ``value`` (default: the mean
+    of V10, the AUROC). It assumes nothing of the scores' shape and treats the two classes
+    alike.
 
     Coverage (the share of intervals holding the true AUROC; 2026-12-07, seeded simulation
     over binormal, unequal-spread binormal and five-level tied scores, true AUROC 0.6 - 0.95,
