@@ -47,7 +47,7 @@ def test_a_router_no_better_than_chance_is_said_in_one_line(tmp_path, capsys):
     at = lines.index("  saves 25.0 % per hour against the cheapest sized uniform fleet (bf16), "
                      "simulated")
     assert lines[at + 1] == (
-        "  router: its realised AUROC, 0.450 (95% CI 0.373 - 0.528) for hard or hopeless, has "
+        "  router: its realised AUROC, 0.450 (95% CI 0.374 - 0.529) for hard or hopeless, has "
         "0.5 inside its 95% CI: its choices are no better than chance on this trace (modelled); "
         "the plan costs 3.85 % more per hour than a static split of equal accuracy (74.1% "
         "w4a16 + 25.9% bf16)")
