@@ -117,15 +117,18 @@ def test_a_percent_or_a_dollar_sign_is_told_the_number_to_write(tmp_path, capsys
                    "sign, which tiersim does not read; write 3.50 (USD)\n")
     assert main(["plan", "tiny", "--accuracy-floor", "93%", "--out", str(tmp_path / "p")]) == 1
     out = capsys.readouterr()
+    # round 54 (fuzz21): a flag names itself, what its number is and what to type
     assert (out.out + out.err) == ("Error: --accuracy-floor: 93% has a % sign, which tiersim "
-                                   "does not read; write the number alone (a share from 0 to 1 "
-                                   "as 0.93); see tiersim plan --help\n")
-    # a flag's key is not known where its text is read: no share is claimed for it
+                                   "does not read; --accuracy-floor is a share from 0 to 1: "
+                                   "type --accuracy-floor 0.93; see tiersim plan --help\n")
+    # an SLO flag is no share: none is claimed for it
     assert main(["plan", "tiny", "--slo-ttft-p99", "5%", "--out", str(tmp_path / "p")]) == 1
     out = capsys.readouterr()
     assert "--slo-ttft-p99: 5% has a % sign" in out.out + out.err
+    assert "share" not in out.out + out.err
     assert main(["plan", "tiny", "--slo-ttft-p99", "$1", "--out", str(tmp_path / "p")]) == 1
     out = capsys.readouterr()
     assert (out.out + out.err) == ("Error: --slo-ttft-p99: $1 has a currency sign, which "
-                                   "tiersim does not read; write the number alone; see tiersim "
-                                   "plan --help\n")
+                                   "tiersim does not read; --slo-ttft-p99 is in seconds: type "
+                                   "the number of seconds alone, such as --slo-ttft-p99 1; see "
+                                   "tiersim plan --help\n")

@@ -57,10 +57,12 @@ class NumberError(ValueError):
     number to write where the text reads as one some other way (``1__0``: write 10)."""
 
 
-def read_number(text: str, kind: type = float) -> int | float:
+def read_number(text: str, kind: type = float, flag: str | None = None) -> int | float:
     """The number ``text`` writes (blanks around it ignored): an int for a whole number, a
     float for one with a point or an exponent, or infinity or NaN. ``kind=int`` words the
-    refusal of text that is no number at all as a whole number's; :class:`NumberError`."""
+    refusal of text that is no number at all as a whole number's; :class:`NumberError`.
+    ``flag``: the option it was typed for (``--max-replicas``), which words the refusal of a
+    unit, a % or a currency sign as what to type (:func:`flag_unit_words`)."""
     written = text.strip()
     if WHOLE.match(written):
         try:
@@ -74,7 +76,7 @@ def read_number(text: str, kind: type = float) -> int | float:
         return float(written)
     if NON_FINITE.match(written):
         return float(written.replace(".", ""))
-    why = misspelt(written)
+    why = misspelt(written, flag=flag)
     if why is not None:
         raise NumberError(why)
     raise NumberError("input should be a valid integer, unable to parse string as an integer"
@@ -125,25 +127,30 @@ def not_whole_words(text: str) -> str:
             f"{_decimal(float(text.replace('_', '')))}); write the whole number meant")
 
 
-def misspelt(text: str, key: str | None = None) -> str | None:
+def misspelt(text: str, key: str | None = None, flag: str | None = None) -> str | None:
     """Why ``text`` is refused where a number is wanted, with the decimal number to write,
     when it reads as a number some other way (``010 has a leading zero, which YAML 1.1
     reads as octal (8); write 10``); None for a number as written and for text that is no
     number at all. ``key``: the name of the scenario key it was written for (its last part,
-    ``time_scale``), which words the refusal of a unit after it (:func:`_with_unit`)."""
+    ``time_scale``), which words the refusal of a unit after it (:func:`_with_unit`); ``flag``:
+    the option it was typed for, which words it as what to type (:func:`flag_unit_words`)."""
     if WHOLE.match(text) or FRACTIONAL.match(text) or NON_FINITE.match(text):
         return None
     for reading in (_base_sixty, _prefixed, _leading_zero, _underscores):
         why = reading(text)
         if why is not None:
             return why
+    if flag is not None:
+        return flag_unit_words(text, flag)
     return _percent_or_dollars(text, key) or _with_unit(text, key)
 
 
 _PERCENT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*%")
 """A number written as a percent: ``93%``, ``93.5 %``."""
-_DOLLARS = re.compile(r"\$\s*((?:\d+\.?\d*|\.\d+))")
-"""A price written with a dollar sign before it: ``$3.50``."""
+_DOLLARS = re.compile(r"\$\s*((?:\d+\.?\d*|\.\d+))|((?:\d+\.?\d*|\.\d+))\s*(?:\$|USD|usd)")
+"""A price written with a dollar sign before or after it, or USD after it: ``$3.50``,
+``3.50$``, ``3.50 USD`` (the last two were "unable to parse" and "a key's unit is in its
+name: GB for _gb", which is no price's fix)."""
 
 
 def _percent_or_dollars(text: str, key: str | None = None) -> str | None:
@@ -164,7 +171,8 @@ def _percent_or_dollars(text: str, key: str | None = None) -> str | None:
     if match is not None:
         price = key in _PRICE_KEYS
         return (f"{shown(text)} has a currency sign, which tiersim does not read; write "
-                + (f"{match.group(1)} (USD)" if price else "the number alone"))
+                + (f"{match.group(1) or match.group(2)} (USD)" if price
+                   else "the number alone"))
     return None
 
 
@@ -229,6 +237,89 @@ def _with_unit(text: str, key: str | None = None) -> str | None:
     else:
         what, fix = "a number", "the number alone"
     return f"{shown(text)}: {key} is {what}, with no unit, and tiersim reads none; write {fix}"
+
+
+FLAG_KINDS = {
+    "--accuracy-floor": "share", "--p": "share", "--eps": "share", "--delta": "share",
+    "--floor": "share", "--time-scale": "factor", "--max-replicas": "count",
+    "--check-seeds": "count", "--workers": "count", "--max-points": "count", "--tp": "count",
+    "--slo-ttft-p99": "seconds", "--slo-tpot-p99": "seconds", "--budget-s": "seconds",
+    "--window": "window", "--skip-longer-than": "tokens", "--dc": "cost", "--c0": "cost",
+    "--seed": "whole"}
+"""What each number flag's number is, which words the refusal of a unit typed after it
+(:func:`flag_unit_words`); a flag not listed is "a number"."""
+_FLAG_WHAT = {
+    "share": ("a share from 0 to 1", "share"), "factor": ("a factor (2 for twice the load)",
+                                                          "factor"),
+    "count": ("a count", "count"), "seconds": ("in seconds", "number of seconds"),
+    "window": ("START END in seconds", "number of seconds"),
+    "tokens": ("a count of tokens", "count of tokens"), "cost": ("a cost", "cost"),
+    "whole": ("a whole number", "number"), "number": ("a number", "number")}
+"""Per kind of :data:`FLAG_KINDS`: what the flag is, and the noun of "type the ... alone"."""
+_SECONDS = {"s": 1, "sec": 1, "secs": 1, "second": 1, "ms": Decimal("0.001"),
+            "us": Decimal("0.000001"), "min": 60, "mins": 60, "m": 60, "h": 3600,
+            "hr": 3600, "hrs": 3600, "hour": 3600}
+"""A time unit typed after a number, in seconds."""
+_THOUSANDS = {"k": 1000, "K": 1000, "M": 1_000_000}
+"""A count typed with a thousands suffix: ``10k``."""
+
+
+def flag_unit_words(text: str, flag: str) -> str | None:
+    """Why ``text`` typed for number flag ``flag`` is refused when it is a number with a unit,
+    a % or a currency sign (``--max-replicas 4x``, ``--slo-tpot-p99 100ms``, ``--dc 3.5$``),
+    naming the flag, what its number is and what to type (``--slo-tpot-p99 is in seconds:
+    type --slo-tpot-p99 0.1``); None for other text. Flags were told the scenario's words ("a
+    scenario key's unit is in its name: GB for _gb, seconds for _s"), which no flag has."""
+    kind = FLAG_KINDS.get(flag, "number")
+    what, noun = _FLAG_WHAT[kind]
+    percent, dollars = _PERCENT.fullmatch(text), _DOLLARS.fullmatch(text)
+    unit = _UNIT.fullmatch(text)
+    if percent is not None:
+        number, sign, word = percent.group(1), "a % sign", "%"
+    elif dollars is not None:
+        number, sign, word = dollars.group(1) or dollars.group(2), "a currency sign", "$"
+    elif unit is not None and unit.group(2) not in ("e", "E"):
+        number, sign, word = unit.group(1), "a unit", unit.group(2)
+    else:
+        return None
+    meant = _flag_meant(Decimal(number), word, kind)
+    if meant is None:
+        fix = f"the {noun} alone, such as {flag} {number}"
+    elif kind == "window":
+        fix = f"{meant} for {shown(text)}"
+    elif isinstance(meant, tuple):
+        fix = f"{flag} {meant[0]} ({meant[1]} if {shown(text)} meant {number} x 1024)"
+    else:
+        fix = f"{flag} {meant}"
+    return (f"{shown(text)} has {sign}, which tiersim does not read; {flag} is {what}: "
+            f"type {fix}")
+
+
+def _flag_meant(number: Decimal, word: str, kind: str) -> str | tuple[str, str] | None:
+    """The number a flag of ``kind`` typed as ``number`` and ``word`` (a unit, ``%`` or ``$``)
+    means, as text; a pair for a count of tokens in thousands (``8k``: 8000, or 8192); None
+    where the unit means nothing for the flag (``--max-replicas 4%``)."""
+    lower = word.lower()
+    if word in ("%", "pc", "pct", "percent"):
+        value = number.scaleb(-2) if kind in ("share", "factor") else None
+    elif word in ("$", "USD", "usd"):
+        value = number if kind == "cost" else None
+    elif kind in ("seconds", "window"):
+        value = number * _SECONDS[lower] if lower in _SECONDS else None
+    elif kind in ("count", "tokens") and word in _THOUSANDS:
+        value = number * _THOUSANDS[word]
+        if kind == "tokens" and word in ("k", "K"):
+            return _plain(value), _plain(number * 1024)
+    elif kind in ("share", "factor", "count", "tokens", "whole", "cost", "number"):
+        value = number  # 4x, 4cpu, 7th: the number alone
+    else:
+        value = None
+    return None if value is None else _plain(value)
+
+
+def _plain(number: Decimal) -> str:
+    """``number`` as decimal text with no exponent and no trailing zeros (0.1, 600, 10000)."""
+    return format(number.normalize(), "f")
 
 
 def _base_sixty(text: str) -> str | None:

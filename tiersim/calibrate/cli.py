@@ -101,17 +101,18 @@ class _Once(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def whole_number(text: str) -> int:
+def whole_number(text: str, flag: str | None = None) -> int:
     """A whole-number option's ``text`` read by the rule tiersim's flags and scenarios read
     numbers with (:mod:`tiersim.numbers`): ``1e3`` is 1000, ``0x10`` is refused with the
     number to write. ``int`` read ``1e3`` as no int and quoted a 5,000-digit value whole. The
     number keeps its text (:class:`~tiersim.numbers.WrittenWhole`), so a refusal quotes it as
     typed (``--seed 1e30``, not its 31 digits); the command makes it a plain int once
-    checked."""
+    checked. ``flag``: the option's name, for the words of a unit typed after the number
+    (:func:`tiersim.numbers.flag_unit_words`)."""
     from tiersim.numbers import NumberError, WrittenWhole, exact_whole, read_number
 
     try:
-        number = read_number(text, int)
+        number = read_number(text, int, flag)
     except NumberError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     if isinstance(number, int):
@@ -127,7 +128,7 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def real_number(text: str) -> float:
+def real_number(text: str, flag: str | None = None) -> float:
     """A number option's ``text`` read by tiersim's one rule (:func:`whole_number`), as a
     float; a whole number beyond a float is refused (``float`` read it as infinity, so the
     error line said 'got inf' of a number written out), and one no float holds keeps the text
@@ -137,7 +138,7 @@ def real_number(text: str) -> float:
     from tiersim.numbers import NumberError, WrittenNumber, read_number
 
     try:
-        number = read_number(text)
+        number = read_number(text, float, flag)
     except NumberError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     try:
@@ -145,6 +146,16 @@ def real_number(text: str) -> float:
     except OverflowError:
         raise argparse.ArgumentTypeError(f"a whole number of {len(str(abs(number))):,} digits "
                                          "is beyond any setting") from None
+
+
+def _flag_type(read, flag: str):
+    """``read`` (:func:`whole_number`, :func:`real_number`) for option ``flag``, named as
+    ``read`` is (argparse names a type by its ``__name__`` in a refusal it words itself)."""
+    import functools
+
+    typed = functools.partial(read, flag=flag)
+    typed.__name__ = read.__name__
+    return typed
 
 
 def home_path(text: str) -> str:
@@ -182,17 +193,17 @@ def parser() -> argparse.ArgumentParser:
                         "(default both)")
     p.add_argument("--ops", default=",".join(SECTIONS), type=_csv,
                    help=f"sections to measure, from {','.join(SECTIONS)}")
-    p.add_argument("--tp", default=1, type=whole_number,
+    p.add_argument("--tp", default=1, type=_flag_type(whole_number, "--tp"),
                    help="tensor parallelism (shards the shapes)")
     p.add_argument("--quick", action="store_true",
                    help="tiny built-in shapes and few points: seconds on a CPU, same file "
                         "format (takes neither --model nor --config)")
-    p.add_argument("--budget-s", default=None, type=real_number,
+    p.add_argument("--budget-s", default=None, type=_flag_type(real_number, "--budget-s"),
                    help="stop measuring after this many seconds (checked before every grid "
                         "point); what was measured goes to OUT's .partial.json name")
     p.add_argument("--compile-dequant", action="store_true",
                    help="NVFP4 off FP4 hardware: fuse the dequantisation with torch.compile")
-    p.add_argument("--seed", default=0, type=whole_number,
+    p.add_argument("--seed", default=0, type=_flag_type(whole_number, "--seed"),
                    help="seed of the random weights and inputs measured (default 0; recorded "
                         "in the profile)")
     p.add_argument("--out", required=True, type=home_path,  # --out=~/p.json too

@@ -47,25 +47,25 @@ WHERE = "tiersim analytic"
 @analytic_app.callback(invoke_without_command=True)
 def analytic(
     p: Annotated[float | None, typer.Option(
-        "--p", **number_flag(float),
+        "--p", **number_flag(float, flag="--p"),
         help="share of easy requests (without --trace/--scenario, which estimate it)")]
         = None,
     eps: Annotated[float | None, typer.Option(
-        "--eps", **number_flag(float),
+        "--eps", **number_flag(float, flag="--eps"),
         help="cheap-tier loss on easy (without --trace/--scenario)")] = None,
     delta: Annotated[float | None, typer.Option(
-        "--delta", **number_flag(float),
+        "--delta", **number_flag(float, flag="--delta"),
         help="cheap-tier loss on hard (without --trace/--scenario)")] = None,
     dc: Annotated[float | None, typer.Option(
-        "--dc", **number_flag(float),
+        "--dc", **number_flag(float, flag="--dc"),
         help="extra cost of the top tier per request (default 1; with --scenario, "
         "priced as run prices it unless --c0 and --dc are both given)")] = None,
     c0: Annotated[float | None, typer.Option(
-        "--c0", **number_flag(float),
+        "--c0", **number_flag(float, flag="--c0"),
         help="cost of the cheap tier per request (default 0 with --p/--eps/--delta, "
         "1 with --trace alone; with --scenario, as --dc)")] = None,
     floor: Annotated[float | None, typer.Option(
-        "--floor", **number_flag(float),
+        "--floor", **number_flag(float, flag="--floor"),
         help="accuracy floor (default: the scenario's accuracy_floor, else none)")]
         = None,
     trace: Annotated[Path | None, typer.Option(

@@ -49,13 +49,13 @@ def plan(
     scenario: Annotated[Path, typer.Argument(help=scenario_help("Scenario YAML to size"),
                                                parser=expand_home)],
     slo_ttft_p99: Annotated[float | None, typer.Option(
-        "--slo-ttft-p99", **number_flag(float),
+        "--slo-ttft-p99", **number_flag(float, flag="--slo-ttft-p99"),
         help="p99 TTFT limit, seconds (default: the scenario's).")] = None,
     slo_tpot_p99: Annotated[float | None, typer.Option(
-        "--slo-tpot-p99", **number_flag(float),
+        "--slo-tpot-p99", **number_flag(float, flag="--slo-tpot-p99"),
         help="p99 TPOT limit, seconds (default: the scenario's).")] = None,
     accuracy_floor: Annotated[float | None, typer.Option(
-        "--accuracy-floor", **number_flag(float),
+        "--accuracy-floor", **number_flag(float, flag="--accuracy-floor"),
         help="Least expected accuracy (default: the "
         "scenario's accuracy_floor).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Plan folder.",
@@ -65,7 +65,8 @@ def plan(
         "router.floor values are tried beside the accuracy floor and its raised "
         "margins, not instead of them.")] = None,
     max_replicas: Annotated[int | None, typer.Option(
-        **number_flag(int, 1), help="Largest tier to try (default: the scenario's "
+        **number_flag(int, 1, flag="--max-replicas"),
+        help="Largest tier to try (default: the scenario's "
         "limits.max_replicas, 1024 unless it sets one, as a run sizes its uniform "
         "baselines; a value other than the cap a run of the scenario sizes its baselines "
         "under is written into the planned scenario's limits).")] = None,
@@ -79,7 +80,7 @@ def plan(
         "scenario's when it sets one, else provisioned).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.html too.")] = True,
     check_seeds: Annotated[int, typer.Option(
-        "--check-seeds", **number_flag(int, 0),
+        "--check-seeds", **number_flag(int, 0, flag="--check-seeds"),
         help="Simulate the planned fleet and the uniform fleet its saving is quoted against "
         "at this many other seeds (the scenario's seed + 1 .. + N; nothing is sized again) and "
         "say at how many it meets the constraints; 0 turns the check off (at most 1,000).")

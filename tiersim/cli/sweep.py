@@ -16,7 +16,7 @@ def sweep(
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (resumable).",
                                           parser=expand_home)],
     workers: Annotated[int | None, typer.Option(
-        "--workers", "-w", **number_flag(int, 1),
+        "--workers", "-w", **number_flag(int, 1, flag="--workers"),
         help="Points run at once: local worker processes, or with "
         "--executor ray the CPUs of the local Ray it starts (default: CPU count; not read "
         "with --address).")] = None,
@@ -28,7 +28,7 @@ def sweep(
         help="Size each point's uniform fleets by simulation so its savings are simulated "
         "(--no-baselines: estimated from the point's per-token costs, labelled as such).")] = True,
     max_points: Annotated[int | None, typer.Option(
-        "--max-points", **number_flag(int, 1, 1_000_000),
+        "--max-points", **number_flag(int, 1, 1_000_000, flag="--max-points"),
         help="Allow a grid of up to this many points "
         "(default: the scenario's limits.max_sweep_points, 10,000; never above 1,000,000).")]
         = None,

@@ -6,6 +6,7 @@ TiersimError into a one-line message and exit code 1.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -47,12 +48,12 @@ def _group() -> None:
     """Inspect request traces (Azure, BurstGPT, Mooncake, canonical Parquet/CSV)."""
 
 
-def _typed_number(text: str) -> float:
-    """An option's number read as every number flag is
+def _typed_number(flag: str, text: str) -> float:
+    """Option ``flag``'s number read as every number flag is
     (:func:`tiersim.cli.usage.read_flag_number`), keeping the text it was typed as (a
     :class:`~tiersim.numbers.WrittenNumber`: ``1e400`` reads as infinity, a message shows
     ``1e400``)."""
-    return read_flag_number(float, None, None, text)
+    return read_flag_number(float, None, None, text, flag=flag)
 
 
 INSPECT_HELP = (
@@ -68,11 +69,13 @@ def inspect(
     format: str = typer.Option("auto", "--format", "-f",
                                help=f"auto, {', '.join(FORMATS)}"),
     window: tuple[float, float] | None = typer.Option(
-        None, help="Keep START <= t < END seconds of the trace.", parser=_typed_number),
+        None, help="Keep START <= t < END seconds of the trace.",
+        parser=functools.partial(_typed_number, "--window")),
     time_scale: float = typer.Option(1.0, help="Divide arrival times (2 = twice the load).",
-                                     parser=_typed_number),
+                                     parser=functools.partial(_typed_number, "--time-scale")),
     skip_longer_than: Annotated[int | None, typer.Option(
-        "--skip-longer-than", **number_flag(int, 1, SKIP_MOST), metavar="N",
+        "--skip-longer-than", **number_flag(int, 1, SKIP_MOST, flag="--skip-longer-than"),
+        metavar="N",
         help="Leave out the requests longer (prompt + output tokens) than N, as a run's "
         "trace.skip_longer_than does (a session holding one, whole); a note says how many.")
     ] = None,

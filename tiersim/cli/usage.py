@@ -221,17 +221,20 @@ def unsigned_zero(value: float | None) -> float | None:
     return WrittenNumber(0.0, text) if isinstance(text, str) else value + 0.0
 
 
-def number_flag(kind: type, low: float | None = None, high: float | None = None) -> dict:
+def number_flag(kind: type, low: float | None = None, high: float | None = None, *,
+                flag: str) -> dict:
     """``typer.Option`` keywords for a number flag of type ``kind`` (int or float), from
     ``low`` to ``high`` where given: its text read by :func:`read_flag_number`, and the
-    bounds shown in ``--help`` (``[x>=1]``)."""
+    bounds shown in ``--help`` (``[x>=1]``). ``flag``: the option's name, which a refusal of
+    a unit typed after the number names with what to type (``--max-replicas 4``)."""
     import functools
 
-    return {"parser": functools.partial(read_flag_number, kind, low, high), "min": low,
-            "max": high}
+    return {"parser": functools.partial(read_flag_number, kind, low, high, flag=flag),
+            "min": low, "max": high}
 
 
-def read_flag_number(kind: type, low: float | None, high: float | None, text: str):
+def read_flag_number(kind: type, low: float | None, high: float | None, text: str, *,
+                     flag: str | None = None):
     """A number flag's ``text`` read as a scenario's number is (:mod:`tiersim.numbers`: ``1e3``
     is 1000, ``1__0`` and ``010`` are refused with the number to write), then held to ``kind``
     (a whole number for int: ``2.0`` is 2, ``1e30`` is 10**30 exactly, held to the bounds and
@@ -243,7 +246,8 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     once checked (:func:`~tiersim.numbers.plain_float`). A whole number read from text keeps
     it too (:class:`~tiersim.numbers.WrittenWhole`: ``--max-replicas 1e30``, not its 31
     digits), made a plain int once checked (:func:`~tiersim.numbers.plain_int`). A default
-    (a number, not text) is only held to them."""
+    (a number, not text) is only held to them. ``flag``: the option's name, for the words of
+    a unit typed after the number (:func:`tiersim.numbers.flag_unit_words`)."""
     import sys
     from typing import Annotated
 
@@ -258,7 +262,7 @@ def read_flag_number(kind: type, low: float | None, high: float | None, text: st
     )
 
     try:
-        number = read_number(text, kind) if isinstance(text, str) else text
+        number = read_number(text, kind, flag) if isinstance(text, str) else text
     except NumberError as err:
         raise errors.BadParameter(str(err)) from None
     if kind is int and isinstance(text, str) and isinstance(number, float) \
