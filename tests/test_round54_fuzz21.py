@@ -123,3 +123,82 @@ def test_every_number_flag_is_known_to_be_a_share_a_count_or_in_its_unit():
         given |= set(re.findall(r'_flag_type\(\w+, "(--[a-z0-9-]+)"\)', text))
     assert len(given) == 19
     assert given == set(FLAG_KINDS)
+
+
+# --- sweep point files: a hand-edited or cut-short finished point is not kept -------------------
+
+def _synthetic_sweep(tmp_path):
+    """A 4-point sweep of the synthetic runner (no simulation), run once: its folder and a
+    function running it again, returning the notes it gave."""
+    import warnings
+
+    import yaml
+
+    from tiersim.errors import Note
+    from tiersim.sweep.run import run_sweep
+    from tiersim.sweep.testing import synthetic_runner
+
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump({
+        "seed": 1, "tiers": [{"name": "w4a16", "replicas": 2}, {"name": "bf16", "replicas": 2}],
+        "router": {"confusion": {"fpr": 0.0}},
+        "sweep": {"router.confusion.fpr": [0.0, 0.1], "tiers.bf16.replicas": [1, 2]}}))
+    out = tmp_path / "sw"
+
+    def again() -> tuple[list[str], object]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            frame = run_sweep(path, out, runner=synthetic_runner, validator=None, report=False,
+                              workers=1)
+        return [str(w.message) for w in seen if issubclass(w.category, Note)], frame
+
+    again()
+    return out, again
+
+
+def test_a_hand_edited_finished_point_runs_again_with_one_line(tmp_path):
+    """A finished point's file edited by hand (a plausible number in its summary, every
+    field of a record's shape) was read back as finished: the sweep's table held the edited
+    number as a result ("4 points (0 run, 4 already done)"). Each point file now carries a
+    digest of its content, written with it; one that does not match runs again, noted."""
+    import json
+
+    out, again = _synthetic_sweep(tmp_path)
+    files = sorted((out / "points").glob("*.json"))
+    record = json.loads(files[0].read_text())
+    assert len(record["digest"]) == 64
+    truth = record["summary"]["accuracy"]
+    record["summary"]["accuracy"] = 0.999  # a plausible, better number
+    files[0].write_text(json.dumps(record, indent=1))
+    notes, frame = again()
+    assert notes == [
+        f"{out / 'points'}: 1 point file is not as the sweep stored it, so its point runs "
+        f"again: {files[0].name} (its content does not match the digest stored with it: "
+        "edited since)"]
+    assert json.loads(files[0].read_text())["summary"]["accuracy"] == truth
+    assert len(frame) == 4
+
+
+def test_a_cut_short_or_digestless_point_file_runs_again_with_one_line(tmp_path):
+    """A point file cut short (a disk that filled, a copy stopped) ran again without a word;
+    one whose digest was taken out with its edit claimed this tiersim, which writes one with
+    every point."""
+    import json
+
+    out, again = _synthetic_sweep(tmp_path)
+    files = sorted((out / "points").glob("*.json"))
+    files[1].write_text(files[1].read_text()[:200])
+    record = json.loads(files[2].read_text())
+    del record["digest"]
+    files[2].write_text(json.dumps(record))
+    files[3].write_text("[]")
+    (out / "points" / "copy.json").write_text(files[0].read_text())  # no point's file: not named
+    notes, _ = again()
+    assert notes == [
+        f"{out / 'points'}: 3 point files are not as the sweep stored them, so their points "
+        f"run again: {files[1].name} (not JSON: cut short, or not a point file), "
+        f"{files[2].name} (no digest, which this tiersim stores with every point), "
+        f"{files[3].name} (not a point's record)"]
+    for path in files[1:]:
+        assert json.loads(path.read_text())["status"] == "ok"
+    assert again()[0] == []  # all stored as written now: nothing to say

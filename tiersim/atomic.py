@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import hashlib
 import json
 import math
 import os
@@ -129,7 +130,22 @@ def points_dir(out_dir: Path) -> Path:
 
 
 def write_point(out_dir: Path, record: dict[str, Any]) -> Path:
-    """Store one point's record atomically as ``points/<id>.json``; return its path."""
+    """Store one point's record atomically as ``points/<id>.json``, with the
+    :func:`point_digest` of its content in its ``digest`` field (set in ``record`` too);
+    return its path."""
     path = points_dir(out_dir) / f"{record['point_id']}.json"
+    record["digest"] = point_digest(record)
     write_json_atomic(path, record)
     return path
+
+
+def point_digest(record: dict[str, Any]) -> str:
+    """The SHA-256 of a point record's content, its ``digest`` field left out, as its file
+    reads back (:func:`write_json_atomic`'s JSON: NaN as null, a tuple as a list), keys sorted:
+    a hand-edited or cut-short point file does not match the digest written with it, so a
+    resume runs its point again (:func:`tiersim.sweep.store.read_points_each`) rather than
+    keeping an edited number as a result."""
+    body = {key: value for key, value in record.items() if key != "digest"}
+    stored = json.loads(json.dumps(clean(body), default=str, allow_nan=False))
+    text = json.dumps(stored, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()

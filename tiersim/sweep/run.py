@@ -315,12 +315,14 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     the folder is left as it was found. ``join`` (Ray's) is called before the folder changes,
     only where a point is left to run: with none, the sweep is the in-process one."""
     started = tiersim_version()
-    records = read_bookkeeping(out)
+    skipped: list[tuple[str, str]] = []
+    records = read_bookkeeping(out, skipped)
     _check_same_base(out, plan, records, runner)
     done = {i for i, r in records.items() if r.get("status") == "ok"}
     _refuse_later_release(out, records, done)
     done -= _other_version(records, done)
     pending = [p for p in plan.points if p.id not in done]
+    _note_skipped(out, skipped, {p.id for p in pending})
     _refuse_folders_in_the_way(out, pending)
     if not pending:
         executor = "local"  # nothing to run: Ray is neither needed nor joined
@@ -370,6 +372,27 @@ def _run_locked(plan: SweepPlan, out: Path, workers: int | None, executor: str,
     elif table_rows(out) != described:  # the old report shows another table (fewer values)
         (out / "report.html").unlink(missing_ok=True)
     return frame, failed_total, refusal
+
+
+SKIPPED_NAMED = 5
+"""The most point files the note of files not as the sweep stored them names."""
+
+
+def _note_skipped(out: Path, skipped: list[tuple[str, str]], pending: set[str]) -> None:
+    """One note naming the point files a resume does not keep, each with why (edited since
+    it was stored, cut short, not a record), whose points run again: an edited file was kept
+    as a finished point, and a cut-short one ran again without a word. A file named for no
+    point of the grid still to run (a copy of a point file, a user's note) runs nothing, and
+    is not named."""
+    skipped = [(name, why) for name, why in skipped if name.removesuffix(".json") in pending]
+    if not skipped:
+        return
+    one = len(skipped) == 1
+    named = ", ".join(f"{escaped(name)} ({why})" for name, why in skipped[:SKIPPED_NAMED])
+    more = f" and {len(skipped) - SKIPPED_NAMED:,} more" if len(skipped) > SKIPPED_NAMED else ""
+    _note(f"{escaped(points_dir(out))}: {len(skipped):,} point file{'' if one else 's'} "
+          f"{'is' if one else 'are'} not as the sweep stored {'it' if one else 'them'}, so "
+          f"{'its point runs' if one else 'their points run'} again: {named}{more}")
 
 
 def _report(out: Path, console: Console) -> None:

@@ -62,29 +62,55 @@ def read_points(out_dir: Path) -> dict[str, dict[str, Any]]:
     return dict(read_points_each(out_dir))
 
 
-def read_bookkeeping(out_dir: Path) -> dict[str, dict[str, Any]]:
+def read_bookkeeping(out_dir: Path, skipped: list[tuple[str, str]] | None = None
+                     ) -> dict[str, dict[str, Any]]:
     """The stored point records as :func:`read_points` finds them, less their summaries where
     the folder holds more than :data:`TABLE_CHUNK` point files: what a sweep checks and counts
     (status, digests, inputs, versions, refusals). A summary is nine tenths of a record, and a
     sweep of many points held them all at its start and again at its end; :func:`collect`
     reads each one again as it writes its row. A smaller sweep keeps them (its table is
-    written from them at once, each file read once)."""
+    written from them at once, each file read once). ``skipped``: as
+    :func:`read_points_each` fills it."""
     if sum(1 for _ in points_dir(out_dir).glob("*.json")) <= TABLE_CHUNK:
-        return read_points(out_dir)
+        return dict(read_points_each(out_dir, skipped))
     return {point: {k: v for k, v in record.items() if k != "summary"}
-            for point, record in read_points_each(out_dir)}
+            for point, record in read_points_each(out_dir, skipped)}
 
 
-def read_points_each(out_dir: Path):
-    """``(id, record)`` of each stored point, one at a time; temp files, unreadable files
-    and files that are not a point's record are skipped (their points run again)."""
+def read_points_each(out_dir: Path, skipped: list[tuple[str, str]] | None = None):
+    """``(id, record)`` of each stored point, one at a time; temp files, unreadable files,
+    files that are not a point's record and records this tiersim wrote whose content does not
+    match the digest written with them (:func:`tiersim.atomic.point_digest`: edited or cut
+    short since) are skipped (their points run again), each added to ``skipped``, when given,
+    as its file's name and why."""
     for path in sorted(points_dir(out_dir).glob("*.json")):
         try:
             record = read_json(path, "a sweep point record")
         except TiersimError:  # not a regular file, too big, not JSON
+            if skipped is not None and not path.is_dir():  # a folder in the way is refused
+                skipped.append((path.name, "not JSON: cut short, or not a point file"))
             continue
-        if _is_record(record, path.stem):
+        why = "not a point's record" if not _is_record(record, path.stem) else _altered(record)
+        if why is None:
             yield str(record.get("point_id", path.stem)), record
+        elif skipped is not None:
+            skipped.append((path.name, why))
+
+
+def _altered(record: dict[str, Any]) -> str | None:
+    """Why a point record this tiersim build wrote (its ``tiersim`` version this one's) is not
+    as it was stored: no digest, or one its content does not match; None when it matches, and
+    for another build's record (its point runs again anyway, noted as such)."""
+    from tiersim.atomic import point_digest
+    from tiersim.sweep.build import ran_here
+
+    if not ran_here(record):
+        return None
+    if "digest" not in record:
+        return "no digest, which this tiersim stores with every point"
+    if record["digest"] != point_digest(record):
+        return "its content does not match the digest stored with it: edited since"
+    return None
 
 
 RUN_SUMMARY_RUNNERS = ("default_runner", "estimate_runner")
