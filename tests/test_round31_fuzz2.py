@@ -232,7 +232,7 @@ def test_a_run_whose_stderr_is_gone_when_interrupted_keeps_the_signals_status(
         tmp_path, capsys, monkeypatch):
     """A run stopped by SIGHUP (its terminal gone) cannot write the interrupted line: the write's
     error must not replace status 129 (128 + SIGHUP)."""
-    import tiersim.cli.run
+    import tiersim.cli.interrupted
     import tiersim.runner
 
     def gone(*args, **kwargs):
@@ -240,6 +240,8 @@ def test_a_run_whose_stderr_is_gone_when_interrupted_keeps_the_signals_status(
 
     scenario = write_yaml(tmp_path / "s.yaml", tiny_doc())
     monkeypatch.setattr(tiersim.runner, "run_into", _interrupt_with(SystemExit(129)))
-    monkeypatch.setattr(tiersim.cli.run, "echo", gone)
+    # round 54: the interrupted line is written by tiersim.cli.interrupted (a light module, so
+    # that a stop while a command loads is said too)
+    monkeypatch.setattr(tiersim.cli.interrupted, "echo", gone)
     assert run_cli(capsys, "run", scenario, "--out", tmp_path / "o", "--no-baselines") == (
         129, "")

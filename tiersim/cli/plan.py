@@ -105,13 +105,15 @@ def plan(
     """Cheapest fleet (replicas and GPUs per tier, router setting) meeting the SLOs and the
     accuracy floor, with the runner-up designs and the best uniform fleets beside it. Exit
     status 1 when no fleet meets them (plan.json and the report still say what each missed)."""
-    from tiersim.cli.plan_seeds import DefaultCount
-    from tiersim.cli.run import provenance_lines, said_if_interrupted, scenario_path
-    from tiersim.numbers import WrittenWhole
+    from tiersim.cli.interrupted import said_if_interrupted
 
-    if not isinstance(check_seeds, WrittenWhole):  # not typed: the default, held to the seeds
-        check_seeds = DefaultCount(check_seeds)  # there are after the scenario's
-    with said_if_interrupted(out, "plan"):
+    with said_if_interrupted(out, "plan"):  # a stop while its modules load is said too
+        from tiersim.cli.plan_seeds import DefaultCount
+        from tiersim.cli.run import provenance_lines, scenario_path
+        from tiersim.numbers import WrittenWhole
+
+        if not isinstance(check_seeds, WrittenWhole):  # not typed: the default, held to the
+            check_seeds = DefaultCount(check_seeds)  # seeds there are after the scenario's
         path = scenario_path(scenario)
         slo_ttft_p99, slo_tpot_p99, accuracy_floor = map(
             unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor))

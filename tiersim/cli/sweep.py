@@ -37,10 +37,8 @@ def sweep(
 
     Failed points do not stop the others; once every point is stored, the command names them on
     one line and exits with status 1 (:class:`tiersim.sweep.run.SweepFailed`)."""
-    from tiersim.cli.run import say_interrupted, scenario_path, stopped_by_signal
+    from tiersim.cli.interrupted import say_interrupted, stopped_by_signal
     from tiersim.errors import TiersimError, shown
-    from tiersim.sweep.points import default_runner, estimate_runner
-    from tiersim.sweep.run import Tally, run_sweep
 
     if address is not None and executor != "ray":
         raise TiersimError(f"--address {shown(address, 64)}: a Ray cluster's address; give "
@@ -50,16 +48,21 @@ def sweep(
                            "many points at once as it has CPUs, so it is not read; drop it, or "
                            "drop --address to start a local Ray of that many CPUs")
 
-    tally = Tally()
-    try:
+    tally = None
+    try:  # a stop while its modules load (seconds) is said too: it stored nothing
+        from tiersim.cli.run import scenario_path
+        from tiersim.sweep.points import default_runner, estimate_runner
+        from tiersim.sweep.run import Tally, run_sweep
+
+        tally = Tally()
         run_sweep(scenario_path(scenario), out, workers=workers, executor=executor,
                   address=address, report=report, max_points=max_points,
                   runner=default_runner if baselines else estimate_runner, tally=tally,
                   table=False)  # the table is in sweep.parquet: not read back whole
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            say_interrupted(interrupted_line(out, tally.stored_on_disk(), tally.earlier,
-                                             tally.total))
+            say_interrupted(interrupted_line(out, *((0,) if tally is None else (
+                tally.stored_on_disk(), tally.earlier, tally.total))))
         raise
 
 
