@@ -33,6 +33,9 @@ def test_a_number_flag_written_with_a_unit_is_told_the_flag_and_what_to_type(tmp
         (("plan", "tiny", "--max-replicas", "4%", "--out", out),
          "Error: --max-replicas: 4% has a % sign, which tiersim does not read; --max-replicas "
          "is a count: type the count alone, such as --max-replicas 4; see tiersim plan --help"),
+        (("plan", "tiny", "--gpus-per-replica", "1,2x", "--out", out),
+         "Error: --gpus-per-replica: 2x has a unit, which tiersim does not read; "
+         "--gpus-per-replica is whole numbers, such as 1,2,4: type 2 for 2x"),
         (("plan", "tiny", "--slo-tpot-p99", "100ms", "--out", out),
          "Error: --slo-tpot-p99: 100ms has a unit, which tiersim does not read; --slo-tpot-p99 "
          "is in seconds: type --slo-tpot-p99 0.1; see tiersim plan --help"),
@@ -121,7 +124,8 @@ def test_every_number_flag_is_known_to_be_a_share_a_count_or_in_its_unit():
         given |= set(re.findall(r'number_flag\([^)]*flag="(--[a-z0-9-]+)"', text))
         given |= set(re.findall(r'_typed_number, "(--[a-z0-9-]+)"', text))
         given |= set(re.findall(r'_flag_type\(\w+, "(--[a-z0-9-]+)"\)', text))
-    assert len(given) == 19
+        given |= set(re.findall(r'misspelt\(.*flag="(--[a-z0-9-]+)"\)', text))
+    assert len(given) == 20
     assert given == set(FLAG_KINDS)
 
 

@@ -244,8 +244,8 @@ FLAG_KINDS = {
     "--floor": "share", "--time-scale": "factor", "--max-replicas": "count",
     "--check-seeds": "count", "--workers": "count", "--max-points": "count", "--tp": "count",
     "--slo-ttft-p99": "seconds", "--slo-tpot-p99": "seconds", "--budget-s": "seconds",
-    "--window": "window", "--skip-longer-than": "tokens", "--dc": "cost", "--c0": "cost",
-    "--seed": "whole"}
+    "--window": "window", "--gpus-per-replica": "counts", "--skip-longer-than": "tokens",
+    "--dc": "cost", "--c0": "cost", "--seed": "whole"}
 """What each number flag's number is, which words the refusal of a unit typed after it
 (:func:`flag_unit_words`); a flag not listed is "a number"."""
 _FLAG_WHAT = {
@@ -253,6 +253,7 @@ _FLAG_WHAT = {
                                                           "factor"),
     "count": ("a count", "count"), "seconds": ("in seconds", "number of seconds"),
     "window": ("START END in seconds", "number of seconds"),
+    "counts": ("whole numbers, such as 1,2,4", "count"),
     "tokens": ("a count of tokens", "count of tokens"), "cost": ("a cost", "cost"),
     "whole": ("a whole number", "number"), "number": ("a number", "number")}
 """Per kind of :data:`FLAG_KINDS`: what the flag is, and the noun of "type the ... alone"."""
@@ -285,7 +286,7 @@ def flag_unit_words(text: str, flag: str) -> str | None:
     meant = _flag_meant(Decimal(number), word, kind)
     if meant is None:
         fix = f"the {noun} alone, such as {flag} {number}"
-    elif kind == "window":
+    elif kind in ("window", "counts"):  # one of the flag's values
         fix = f"{meant} for {shown(text)}"
     elif isinstance(meant, tuple):
         fix = f"{flag} {meant[0]} ({meant[1]} if {shown(text)} meant {number} x 1024)"
@@ -306,11 +307,11 @@ def _flag_meant(number: Decimal, word: str, kind: str) -> str | tuple[str, str] 
         value = number if kind == "cost" else None
     elif kind in ("seconds", "window"):
         value = number * _SECONDS[lower] if lower in _SECONDS else None
-    elif kind in ("count", "tokens") and word in _THOUSANDS:
+    elif kind in ("count", "counts", "tokens") and word in _THOUSANDS:
         value = number * _THOUSANDS[word]
         if kind == "tokens" and word in ("k", "K"):
             return _plain(value), _plain(number * 1024)
-    elif kind in ("share", "factor", "count", "tokens", "whole", "cost", "number"):
+    elif kind in ("share", "factor", "count", "counts", "tokens", "whole", "cost", "number"):
         value = number  # 4x, 4cpu, 7th: the number alone
     else:
         value = None

@@ -42,7 +42,7 @@ def _gpu_count(text: str) -> int:
     try:
         number = read_number(text)
     except NumberError:
-        why = misspelt(text.strip())
+        why = misspelt(text.strip(), flag="--gpus-per-replica")
         if why is not None:
             raise TiersimError(f"--gpus-per-replica: {why}") from None
         raise
