@@ -249,3 +249,31 @@ def test_a_plan_stopped_while_it_loads_says_what_it_left(tmp_path, monkeypatch, 
                                          "tiny", "--out", out)
     assert (code, err) == (130, f"interrupted: nothing was written to {out}; run the same "
                                 "command again\n")
+
+
+def test_a_number_written_with_a_comma_is_told_the_number_to_write(tmp_path, capsys):
+    """`cost_per_gpu_hour: 3,50` (a decimal comma) was "input should be a valid number, unable
+    to parse string as a number (got '3,50')", with no fix; so were `max_num_batched_tokens:
+    8,192` and `--accuracy-floor 0,93`."""
+    from test_hostile_inputs import one_error_line, tiny_with
+
+    from tiersim.numbers import misspelt
+
+    assert misspelt("3,50", "cost_per_gpu_hour") == (
+        "3,50 has a decimal comma, which tiersim does not read; write 3.50")
+    assert misspelt("-0,5") == "-0,5 has a decimal comma, which tiersim does not read; write -0.5"
+    assert misspelt("8,192", "max_num_batched_tokens") == (
+        "8,192 groups thousands with a comma, which tiersim does not read; write 8192 (or "
+        "8_192)")
+    assert misspelt("1,000,000") == ("1,000,000 groups thousands with a comma, which tiersim "
+                                     "does not read; write 1000000 (or 1_000_000)")
+    assert misspelt("1,00,000") is None  # no one reading: the parser's own words
+    path = tmp_path / "s.yaml"
+    path.write_text(tiny_with(("cost_per_gpu_hour: 3.50\n", "cost_per_gpu_hour: 3,50\n")))
+    line = one_error_line(*run_cli(capsys, "run", path, "--no-baselines"))
+    assert line == (f"Error: {path}: line 17: tiers[0].cost_per_gpu_hour: 3,50 has a decimal "
+                    "comma, which tiersim does not read; write 3.50")
+    assert _flag_line(capsys, "plan", "tiny", "--accuracy-floor", "0,93", "--out",
+                      tmp_path / "p") == (
+        "Error: --accuracy-floor: 0,93 has a decimal comma, which tiersim does not read; type "
+        "--accuracy-floor 0.93; see tiersim plan --help")

@@ -140,9 +140,49 @@ def misspelt(text: str, key: str | None = None, flag: str | None = None) -> str 
         why = reading(text)
         if why is not None:
             return why
+    why = _comma(text)
+    if why is not None:
+        words, number = why
+        if flag is not None:
+            return f"{words}; type {flag} {number}"
+        return f"{words}; write {number}" + (
+            "" if "." in number else f" (or {number_grouped(number)})")
     if flag is not None:
         return flag_unit_words(text, flag)
     return _percent_or_dollars(text, key) or _with_unit(text, key)
+
+
+_COMMA = re.compile(r"([+-]?)(\d+)((?:,\d+)+)")
+"""A number written with commas: a decimal comma (``3,50``) or thousands (``8,192``)."""
+
+
+def _comma(text: str) -> tuple[str, str] | None:
+    """``3,50`` (a decimal comma: 3.50) or ``8,192`` and ``1,000,000`` (thousands grouped with
+    commas): why it is refused and the number meant, as text; None for other text, and for
+    commas that are neither (``1,00,000``). Both were "unable to parse string as a number",
+    with no fix."""
+    match = _COMMA.fullmatch(text)
+    if match is None:
+        return None
+    sign, head, tail = match.group(1).replace("+", ""), match.group(2), match.group(3)[1:]
+    parts = tail.split(",")
+    if len(parts) == 1 and len(parts[0]) != 3:
+        return (f"{shown(text)} has a decimal comma, which tiersim does not read",
+                f"{sign}{head}.{parts[0]}")
+    if 1 <= len(head) <= 3 and not head.startswith("0") and all(len(p) == 3 for p in parts):
+        return (f"{shown(text)} groups thousands with a comma, which tiersim does not read",
+                f"{sign}{head}{''.join(parts)}")
+    return None
+
+
+def number_grouped(digits: str) -> str:
+    """Whole-number text (``-1000000``) with its thousands grouped by ``_``, as tiersim reads
+    them (``-1_000_000``)."""
+    sign, body = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+    groups = []
+    while len(body) > 3:
+        body, groups = body[:-3], [body[-3:], *groups]
+    return sign + "_".join([body, *groups])
 
 
 _PERCENT = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*%")
