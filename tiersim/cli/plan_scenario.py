@@ -117,7 +117,8 @@ def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,
         kept = {k: v for k, v in router.items() if k == "response_cache"}
         doc["router"] = design_router({"policy": "uniform", **kept}, (), realised)
     else:
-        doc["router"] = design_router(router, tuple(plan["router"].items()), realised)
+        doc["router"] = design_router(router, tuple(plan["router"].items()), realised,
+                                      [t.name for t in scenario.tiers])
     if floor is not None:
         doc["accuracy_floor"] = floor
     _carry_max_replicas(doc, scenario, max_replicas)

@@ -332,7 +332,8 @@ class SimEvaluator:
         plan routes as a run of its scenario does; ``realised`` defaults to the plan's basis
         (:attr:`realised`)."""
         data = design_router(self.scenario.router.model_dump(by_alias=True, exclude_unset=True),
-                             setting, self.realised if realised is None else realised)
+                             setting, self.realised if realised is None else realised,
+                             [t.name for t in self.scenario.tiers])
         cfg = type(self.scenario.router).model_validate(data)
         return with_scenario_floor(cfg, self.scenario.accuracy_floor)
 
@@ -711,7 +712,8 @@ def _passes(runs: dict[str, _TierRun], a: Assignment, n: int) -> _Passes:
     return _Passes(np.asarray(a.tier, dtype=np.int64), final, escalated, refused, dropped)
 
 
-def design_router(router: dict, setting: tuple[tuple[str, Any], ...], realised: bool) -> dict:
+def design_router(router: dict, setting: tuple[tuple[str, Any], ...], realised: bool,
+                  names: list[str] | None = None) -> dict:
     """The ``router:`` map a design of two or more tiers routes with, which the planned
     scenario writes too (:func:`tiersim.cli.plan.planned_scenario`): the scenario's ``router``
     (as written) with the setting's overrides, less the keys no policy then in play reads (a
@@ -721,15 +723,42 @@ def design_router(router: dict, setting: tuple[tuple[str, Any], ...], realised: 
     score it on. One map for both, so the plan simulates the routing its scenario runs: before,
     a plan of a cascade scenario with a floor fitted the floor router on expected correctness
     and its written scenario (with the zero ``confusion``) on realised draws, another routing,
-    whose run missed the floor the plan had met."""
+    whose run missed the floor the plan had met. A tier given by its index among the
+    scenario's tiers ``names`` is written as its name (:func:`_tiers_by_name`)."""
     doc = copy.deepcopy(router)
     for key, value in setting:
         set_dotted(doc, key, value)
+    if names is not None:
+        _tiers_by_name(doc, names)
     playing = policies_in_play(doc)
     doc = {k: v for k, v in doc.items() if unread_key_problem(str(k), playing) is None}
     if realised and "confusion" not in doc:
         doc["confusion"] = {"fpr": 0.0, "fnr": 0.0}
     return doc
+
+
+def _tiers_by_name(doc: dict, names: list[str]) -> None:
+    """Write each tier the ``router:`` map ``doc`` gives by index (``cascade.from_tier: 0``,
+    ``to_tier``, ``tier``, a ``step_tiers`` value) as the name of that tier of the scenario
+    (``names``, in order), in place: a design keeps a subset of the tiers, where an index
+    counts the kept ones. Before, a cascade ``from_tier: 0, to_tier: 2`` of three tiers was
+    refused in every two-tier design ("router.cascade.to_tier: unknown tier 2; tiers are
+    w4a16, bf16"), the cascade it names among them. An index out of range is left as
+    written, for the router to refuse."""
+    def named(ref: Any) -> Any:
+        if isinstance(ref, int) and not isinstance(ref, bool) and 0 <= ref < len(names):
+            return names[ref]
+        return ref
+
+    cascade = doc.get("cascade")
+    if isinstance(cascade, dict):
+        for key in ("from_tier", "to_tier"):
+            if key in cascade:
+                cascade[key] = named(cascade[key])
+    if "tier" in doc:
+        doc["tier"] = named(doc["tier"])
+    if isinstance(doc.get("step_tiers"), dict):
+        doc["step_tiers"] = {k: named(v) for k, v in doc["step_tiers"].items()}
 
 
 def set_dotted(data: dict, dotted: str, value: Any) -> None:
