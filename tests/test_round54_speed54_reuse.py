@@ -61,8 +61,18 @@ def test_the_seed_check_reuses_the_robust_runs_to_the_byte(tmp_path, monkeypatch
     made_again, again, lines_again, folder_again = _planned(
         tmp_path, monkeypatch, "again", doc, False, "--check-seeds", "1")
     assert made == made_again - saved
+    # the figures alike; the source says which way they came (casc54: it read "simulated by
+    # the plan's evaluator" on both)
+    assert reused["seed_check"].pop("source") == plan_seeds.REUSED_SOURCE
+    assert again["seed_check"].pop("source") == plan_seeds.SOURCE
     assert json.dumps(reused, sort_keys=True) == json.dumps(again, sort_keys=True)
-    assert lines == lines_again
+    assert lines[0] == ("  seed check (modelled: read from the --robust search's own runs at "
+                        "each seed, the planned fleet in the scenario with only its seed "
+                        "changed; seed 3 planned, seed 4 checked):")
+    assert lines_again[0] == ("  seed check (modelled: simulated by the plan's evaluator, the "
+                              "planned scenario with only its seed changed; seed 3 planned, "
+                              "seed 4 checked):")
+    assert lines[1:] == lines_again[1:]
     for name in ("scenario.yaml", "summary.json", "requests.parquet"):
         assert (folder / name).read_bytes() == (folder_again / name).read_bytes()
     assert reused["seed_check"]["seeds"] == [3, 4]

@@ -35,7 +35,13 @@ Three cost about 3% of the plan's search time on ``plan_default.yaml`` and 15% o
 SOURCE = ("modelled: simulated by the plan's evaluator, the planned scenario with only its "
           "seed changed")
 """Where every figure of the seed check comes from, as plan.json's ``seed_check.source`` and
-the printed block say it."""
+the printed block say it, where every checked seed was simulated for the check
+(:func:`check_source`)."""
+
+REUSED_SOURCE = ("modelled: read from the --robust search's own runs at each seed, the planned "
+                 "fleet in the scenario with only its seed changed")
+"""The seed check's source where every checked seed's figures are the ``--robust`` search's own
+runs there (:data:`REUSE_ROBUST_RUNS`): nothing was simulated for the check."""
 
 UNCHECKED = (f"  seed check: none (--check-seeds 0): every figure above is at the scenario's "
              "seed alone, whose draws (the router's fit, each request's correctness) can decide "
@@ -142,15 +148,18 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
     rows = [_planned_row(scenario.seed, chosen, base, result.cost_model, robust)]
     plan_costs: dict[int, tuple[float, float]] = {}  # the plan's costs at each checked seed
     reusable = REUSE_ROBUST_RUNS and robust and not result.splits
+    reused, simulated = [], []
     for k in range(1, count + 1):
         seed = scenario.seed + k
         row = _reused_row(seed, robust, base, result.cost_model, plan_costs) if reusable \
             else None
+        (reused if row is not None else simulated).append(seed)
         if row is None:  # not sized for this seed (or a split chosen after the search)
             row = _seed_row(scenario, doc, source, seed, c, base, same, result.cost_model,
                             plan_costs)
         rows.append(row)
     out = {**_summary(rows, chosen, base, same, saving),
+           "source": check_source(reused, simulated),
            "accuracy_basis": (chosen.get("accuracy_sources") or {}).get("basis"),
            "accuracy_floor": c.accuracy_floor}
     if not robust:  # a robust plan's rejected designs missed at one of these very seeds
@@ -158,6 +167,24 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
         if rejected:
             out["rejected"] = rejected
     return {**out, "wall_s": time.perf_counter() - t0}
+
+
+def check_source(reused: list[int], simulated: list[int]) -> str:
+    """The seed check's ``source``: :data:`SOURCE` where every checked seed was simulated,
+    :data:`REUSED_SOURCE` where every one was read from the ``--robust`` search's runs, and
+    which seeds were which where both. Before, it read "simulated by the plan's evaluator"
+    where, under ``--robust``, nothing was simulated for the check."""
+    if not reused:
+        return SOURCE
+    if not simulated:
+        return REUSED_SOURCE
+
+    def seeds(which: list[int]) -> str:
+        return f"seed{'s' * (len(which) > 1)} {', '.join(str(s) for s in which)}"
+
+    return (f"modelled: {seeds(reused)} read from the --robust search's own runs there, "
+            f"{seeds(simulated)} simulated by the plan's evaluator, the planned fleet in the "
+            "scenario with only its seed changed")
 
 
 def _baseline(result, tier: str | None) -> dict[str, Any] | None:
