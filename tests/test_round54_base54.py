@@ -64,7 +64,12 @@ def test_the_saving_against_today_is_plan_json_arithmetic(planned):
         " expected accuracy 95.00%: meets the SLOs",
         "  the plan saves 50.0 % per hour against today's fleet: 3.50 USD/hour less, 2,555 USD"
         " less a month of 730 hours (24/7, both fleets provisioned for the trace's load;"
-        " modelled)"]
+        " modelled)",
+        # round 54, head54: the saving split into right-sizing and the plan's design
+        "  the saving per hour split: right-sizing today's fleet (7.00 USD/hour) to the sized"
+        " uniform bf16 fleet (3.50 USD/hour) saves 3.50 USD/hour, and the plan's design against"
+        " that uniform fleet saves nothing: 3.50 + 0 = 3.50 USD/hour, today's less the plan's"
+        " (plan.json current and uniform; modelled)"]
 
 
 def test_today_is_simulated_as_a_run_of_it_is(planned, tmp_path):
@@ -178,7 +183,12 @@ def test_today_missing_an_slo_is_said_beside_the_saving(tmp_path):
         "  the plan costs 100 % more per hour than today's fleet: 3.50 USD/hour more, 2,555 USD"
         " more a month of 730 hours (24/7, both fleets provisioned for the trace's load;"
         " modelled); today's fleet misses ttft_p99_s 0.334 vs limit 0.3, so this compares the"
-        " plan with a fleet that does not meet the constraints"]
+        " plan with a fleet that does not meet the constraints",
+        # round 54, head54: the gap split; right-sizing a fleet that misses the SLO costs
+        "  the gap per hour split: right-sizing today's fleet (3.50 USD/hour) to the sized"
+        " uniform bf16 fleet (7.00 USD/hour) costs 3.50 USD/hour more, and the plan's design"
+        " against that uniform fleet saves nothing: -3.50 + 0 = -3.50 USD/hour, today's less the"
+        " plan's (plan.json current and uniform; modelled)"]
 
 
 def test_today_missing_the_floor_is_said(tmp_path):

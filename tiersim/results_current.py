@@ -2,7 +2,8 @@
 :class:`tiersim.results_plan.CurrentFleet`): ``tiersim plan``'s console lines
 (:func:`current_lines`) and the report's paragraph say it alike; its USD/hour, p99s against
 the SLOs and accuracy against the floor, then the plan's saving against it per hour and per
-month (the month's hours always said).
+month (the month's hours always said), and that saving split into right-sizing and the plan's
+design (:func:`split_record`, :func:`split_words`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ def current_lines(current: dict[str, Any] | None, constraints: dict[str, Any]) -
     if not current:
         return []
     return ["  " + today_words(current, constraints), *(
-        ["  " + words] if (words := saving_words(current)) else [])]
+        ["  " + words] if (words := saving_words(current)) else []), *(
+        ["  " + words] if (words := split_words(current)) else [])]
 
 
 def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
@@ -105,5 +107,82 @@ def _month_words(hours: float | None) -> str:
     return "24/7, " if hours == HOURS_PER_MONTH else ""
 
 
+SPLIT_KEYS = ("split_uniform_design", "right_sizing_per_hour_usd",
+              "design_vs_uniform_per_hour_usd", "split_not_given")
+"""plan.json ``current``'s split of the saving per hour: the sized uniform fleet it is split
+at, the two parts (null where not given) and why it is not given (null where it is)."""
 
-__all__ = ["current_lines", "saving_words", "today_words"]
+
+def split_record(tiers: list[str], rate: float, per_hour: float | None,
+                 uniform: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan's saving per hour against today's fleet split in two, from plan.json figures:
+    right-sizing (today's USD/hour less the sized uniform fleet of today's one tier, plan.json
+    ``uniform``) and the plan's design (the saving less that: the uniform fleet's USD/hour less
+    the plan's); the two sum to ``vs_current_per_hour_usd``. Not given, with the reason, where
+    today's fleet has several tiers, the plan sized no uniform fleet of its tier, or that
+    fleet misses a constraint (it is then no right size of today's tier); every key null
+    without a plan (no saving to split)."""
+    record = dict.fromkeys(SPLIT_KEYS)
+    if per_hour is None:
+        return record
+    if len(tiers) != 1:
+        record["split_not_given"] = (
+            f"today's fleet is not uniform ({' + '.join(tiers)}): the plan sizes uniform "
+            "fleets of one tier, so there is no right-sized fleet of today's mix to split at")
+        return record
+    sized = [u for u in uniform if list(u.get("tiers") or ()) == tiers]
+    met = [u for u in sized if u.get("feasible")]
+    if not met:
+        record["split_not_given"] = (
+            f"the sized uniform {tiers[0]} fleet misses a constraint ({sized[0].get('missed')})"
+            ", so it is no right size of today's tier" if sized else
+            f"the plan sized no uniform {tiers[0]} fleet")
+        return record
+    best = min(met, key=lambda u: u["cost_per_hour_usd"])
+    right = rate - best["cost_per_hour_usd"]
+    record.update(split_uniform_design=best["design"], right_sizing_per_hour_usd=right,
+                  design_vs_uniform_per_hour_usd=per_hour - right)
+    return record
+
+
+def split_words(current: dict[str, Any]) -> str | None:
+    """The saving per hour split: "the saving per hour split: right-sizing today's fleet (42.0
+    USD/hour) to the sized uniform bf16 fleet (21.0 USD/hour) saves 21.0 USD/hour, and the
+    plan's design against that uniform fleet saves nothing: 21.0 + 0 = 21.0 USD/hour, today's
+    less the plan's (plan.json current and uniform; modelled)"; where not given, the reason.
+    None without a plan, or in a plan.json written before the split was recorded."""
+    from tiersim.results import figure_text as fmt
+
+    per_hour = current.get("vs_current_per_hour_usd")
+    if per_hour is None:
+        return None
+    if current.get("split_not_given"):
+        return ("the saving against today's fleet is not split into right-sizing and the "
+                f"plan's design: {current['split_not_given']}")
+    right = current.get("right_sizing_per_hour_usd")
+    design = current.get("design_vs_uniform_per_hour_usd")
+    if right is None or design is None:
+        return None
+    rate = current.get("cost_per_hour_usd")
+    return (f"the {'gap' if per_hour < 0 else 'saving'} per hour split: right-sizing today's "
+            f"fleet ({fmt(rate)} USD/hour) to the sized uniform "
+            f"{current.get('split_uniform_design')} fleet ({fmt(rate - right)} USD/hour) "
+            f"{_part(right)}, and the plan's design against that uniform fleet "
+            f"{_part(design)}: {fmt(right)} + {fmt(design)} = {fmt(per_hour)} USD/hour, "
+            "today's less the plan's (plan.json current and uniform; modelled)")
+
+
+def _part(saved: float) -> str:
+    """One part of the split: "saves 21.0 USD/hour", "costs 3.50 USD/hour more", "saves
+    nothing"."""
+    from tiersim.results import figure_text
+
+    if figure_text(saved) == "0":
+        return "saves nothing"
+    if saved < 0:
+        return f"costs {figure_text(-saved)} USD/hour more"
+    return f"saves {figure_text(saved)} USD/hour"
+
+
+__all__ = ["SPLIT_KEYS", "current_lines", "saving_words", "split_record", "split_words",
+           "today_words"]

@@ -217,6 +217,15 @@ class CurrentFleet(TypedDict):
     vs_current_frac: float | None
     vs_current_per_hour_usd: float | None
     vs_current_per_month_usd: float | None
+    split_uniform_design: NotRequired[str | None]
+    right_sizing_per_hour_usd: NotRequired[float | None]
+    design_vs_uniform_per_hour_usd: NotRequired[float | None]
+    split_not_given: NotRequired[str | None]
+    """The saving per hour split (:func:`tiersim.results_current.split_record`): right-sizing
+    today's fleet to the sized uniform fleet of its tier (``uniform``'s
+    ``split_uniform_design``) and the plan's design against that fleet, summing to
+    ``vs_current_per_hour_usd``; or why it is not given. Absent in a plan.json written before
+    it was recorded (the four keys come together)."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +303,7 @@ class PlanResult:
                 _check_robust(data["robust"])
             if plan.current is not None:
                 _check_current(data["current"], plan.plan)
+                _check_split(data["current"], plan.plan, plan.uniform)
             return plan
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
@@ -390,3 +400,57 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     if month is None or not math.isclose(month, per_hour * hours, rel_tol=1e-8, abs_tol=1e-9):
         raise bad("vs_current_per_month_usd", "must be vs_current_per_hour_usd times "
                   "hours_per_month", month)
+
+
+def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,
+                 uniform: tuple[dict[str, Any], ...]) -> None:
+    """A ValueError naming the first part of ``current``'s split of the saving per hour that
+    no plan writes: its four keys not together, a part without a plan, a split of a fleet of
+    several tiers or at no sized uniform fleet of today's tier that met every constraint,
+    right-sizing other than today's USD/hour less that fleet's, parts that do not sum to
+    ``vs_current_per_hour_usd``, or both the parts and the reason they are not given (or
+    neither)."""
+    import math
+
+    from tiersim.errors import json_written
+    from tiersim.results_current import SPLIT_KEYS
+
+    def bad(key: str, what: str, value: Any) -> ValueError:
+        return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")
+
+    given = [k for k in SPLIT_KEYS if k in current]
+    if not given:
+        return  # written before the split was recorded
+    for key in SPLIT_KEYS:
+        if key not in current:
+            raise KeyError(f"'plan.current.{key}'")
+    right, design = current["right_sizing_per_hour_usd"], current["design_vs_uniform_per_hour_usd"]
+    name, why = current["split_uniform_design"], current["split_not_given"]
+    if current["vs_current_per_hour_usd"] is None or plan is None:
+        for key in SPLIT_KEYS:
+            if current[key] is not None:
+                raise bad(key, "must be null in a plan with no fleet", current[key])
+        return
+    if why is not None:
+        for key in SPLIT_KEYS[:3]:
+            if current[key] is not None:
+                raise bad(key, "must be null where split_not_given says why there is no split",
+                          current[key])
+        return
+    if right is None or design is None or name is None:
+        missing = next(k for k in SPLIT_KEYS[:3] if current[k] is None)
+        raise bad(missing, "must be given, or split_not_given say why not", None)
+    tiers = current["tiers"]
+    sized = [u for u in uniform if u.get("design") == name and list(u.get("tiers") or ())
+             == tiers and u.get("feasible")]
+    if len(tiers) != 1 or not sized:
+        raise bad("split_uniform_design", f"must name a sized uniform fleet of today's tier "
+                  f"{json_written(tiers)} in 'uniform' that meets every constraint", name)
+    if not math.isclose(right, current["cost_per_hour_usd"] - sized[0]["cost_per_hour_usd"],
+                        rel_tol=1e-8, abs_tol=1e-9):
+        raise bad("right_sizing_per_hour_usd", "must be today's cost_per_hour_usd less the "
+                  f"sized uniform {name} fleet's", right)
+    if not math.isclose(right + design, current["vs_current_per_hour_usd"], rel_tol=1e-8,
+                        abs_tol=1e-9):
+        raise bad("design_vs_uniform_per_hour_usd", "must be vs_current_per_hour_usd less "
+                  "right_sizing_per_hour_usd (the two parts sum to the saving)", design)

@@ -111,7 +111,8 @@ SIGNED = frozenset({"vs_uniform_usd", "vs_uniform_frac", "vs_uniform_over_trace_
                     "gpu_hours_saved", "cost_saved_usd", "attributed_saved_usd", "margin",
                     "margin_frac", "vs_fleet_frac", "dearer_than_plan_frac",
                     "dearer_than_baseline_frac", "vs_current_frac", "vs_current_per_hour_usd",
-                    "vs_current_per_month_usd"})
+                    "vs_current_per_month_usd", "right_sizing_per_hour_usd",
+                    "design_vs_uniform_per_hour_usd"})
 """Number fields of a summary or plan that may be below 0: a saving (a loss is a negative one),
 a difference of two figures (a plan's constraint margin) and a cost gap (a seed check's
 rejected fleet, cheaper or dearer). Every other number is a time,

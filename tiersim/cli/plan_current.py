@@ -228,9 +228,11 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     trace, seed and draws; under ``--robust`` the worst over its seeds, as every design's),
     its cost per hour provisioned, p99s, accuracy and drops against the constraints, and the
     plan's saving against it per hour and per month of ``hours_per_month`` hours (None
-    without a plan)."""
+    without a plan), split into right-sizing and the plan's design
+    (:func:`tiersim.results_current.split_record`)."""
     from tiersim.plan.constraints import _missed, verdict
     from tiersim.results import reaches_floor
+    from tiersim.results_current import split_record
 
     design, replicas = design_of(today)
     o = evaluator.evaluate(design, replicas)
@@ -266,6 +268,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "vs_current_per_hour_usd": per_hour,
         "vs_current_per_month_usd": None if per_hour is None
         else per_hour * today.hours_per_month,
+        **split_record(list(design.tiers), rate, per_hour, result.uniform),
     }
 
 

@@ -1001,9 +1001,10 @@ def plan_section(plan: PlanResult) -> str:
 def current_section(plan: PlanResult) -> str:
     """Today's fleet (plan.json ``current``: ``plan.current`` or ``--current``): its USD/hour,
     p99s against the SLOs and accuracy against the floor, whether it meets them, and the
-    plan's saving against it per hour and per month, in the words the plan's console gives
+    plan's saving against it per hour and per month, that saving split into right-sizing and
+    the plan's design (or why not), in the words the plan's console gives
     (:func:`tiersim.results_current.current_lines`); nothing where no fleet was named."""
-    from tiersim.results_current import saving_words, today_words
+    from tiersim.results_current import saving_words, split_words, today_words
 
     current = plan.current
     if not current:
@@ -1026,7 +1027,7 @@ def current_section(plan: PlanResult) -> str:
              else _met(current.get("meets_floor"))],
             *_today_saving_rows(current.get("vs_current_per_hour_usd"),
                                 current.get("vs_current_per_month_usd"), hours)]
-    words = [today_words(current, c), saving_words(current)]
+    words = [today_words(current, c), saving_words(current), split_words(current)]
     # under --robust, at every seed sized for (its line names them), not the plan's one seed
     basis = ("at its seeds, each figure the worst" if len(current.get("seeds") or ()) > 1
              else "and seed")
