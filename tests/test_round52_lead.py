@@ -98,7 +98,8 @@ def test_an_oracle_with_a_lambda_says_why_a_dearer_tier_is_idle(tmp_path, capsys
     an accuracy_floor, say)" (price52). w4a16 at 4 USD an hour costs more per request than
     bf16 at 3.5 on tiny's requests, so the oracle sends it nothing, and the note says so.
     Round 53 (priced at the decode batch the load gives a replica): 0.000234 against 0.000165
-    USD (9.72e-05 against 8.76e-05 at a 32-sequence batch)."""
+    USD (9.72e-05 against 8.76e-05 at a 32-sequence batch); round 54 (the batch counted on
+    the trace's arrivals as the 2 replicas share them): 0.00023."""
     tiers = tiny_doc()["tiers"]
     tiers[0]["cost_per_gpu_hour"] = 4.0
     for router, said in (({"policy": "oracle", "lambda": 0.1},
@@ -117,7 +118,7 @@ def test_an_oracle_with_a_lambda_says_why_a_dearer_tier_is_idle(tmp_path, capsys
             continue
         assert said in idle[0]
         assert idle[0].strip().endswith(
-            "w4a16's 0.000234 USD is no less than bf16's 0.000165, so it gains nothing by "
+            "w4a16's 0.00023 USD is no less than bf16's 0.000165, so it gains nothing by "
             "sending it requests), yet its 1 GPU is provisioned: 0.118 of the run's 0.221 USD; "
             "remove the tier, or make it cheaper per request than bf16 (its gpus_per_replica "
             "or cost_per_gpu_hour)")

@@ -83,11 +83,15 @@ def busy_batch_run(out: Path) -> float:
 def test_escalation_only_estimate_by_hand_and_against_the_sized_uniform_fleet(tmp_path,
                                                                               monkeypatch):
     """The estimate is the run's attributed cost scaled by the prices (not price x requests):
-    cost x w_large x tokens / (w_small x tokens + w_large x escalated tokens) = 1.1352 USD
-    (0.6003 / (0.2480 + 0.2808)); price x requests alone would be 0.5824. The uniform fleet
+    cost x w_large x tokens / (w_small x tokens + w_large x escalated tokens) = 1.1826 USD
+    (0.6003 / (0.2268 + 0.2808)); price x requests alone would be 0.6626. The uniform fleet
     ``--baselines`` sizes (11 x TP2, SLOs met) costs 0.9039 USD, as the fewest TP4 replicas
-    meeting the SLOs do (6: 0.9043; 5 miss TPOT p99, 0.155 s): round 53's estimate is 26 %
-    above it, round 52's (1.5568) 72 %."""
+    meeting the SLOs do (6: 0.9043; 5 miss TPOT p99, 0.155 s): round 54's estimate is 31 %
+    above it, round 53's (1.1352, w_small / w_large 0.2480) 26 %, round 52's (1.5568) 72 %.
+    Round 54 (burst54) counts the batch on the 30 s trace's arrivals replayed once, from an
+    empty fleet to drained: large's Little batch 93.7 where Poisson's closed form gave 169.8
+    (its run alone holds 85.9 while busy), so large's price rose and the estimate with it
+    (check53b: part of round 53's closeness was compensation, not a right ratio)."""
     doc = yaml.safe_load((SCENARIOS / "cascade_models.yaml").read_text())
     out = tmp_path / "est"
     run, seen = run_spied(doc, tmp_path / "cascade.yaml", monkeypatch, out=out)
@@ -99,24 +103,29 @@ def test_escalation_only_estimate_by_hand_and_against_the_sized_uniform_fleet(tm
     by_hand = float(requests["cost_usd"].sum()) * w_large * tokens.sum() / (
         w_small * tokens.sum() + w_large * tokens[escalated].sum())
     assert estimate == pytest.approx(by_hand, rel=1e-9)
-    assert estimate == pytest.approx(1.13516532, rel=1e-6)  # the golden's
-    assert w_large * len(requests) == pytest.approx(0.58238, rel=1e-4)
+    assert estimate == pytest.approx(1.18255234, rel=1e-6)  # the golden's, once regenerated
+    assert w_large * len(requests) == pytest.approx(0.66259, rel=1e-4)
 
     sized, _ = run_spied(doc, tmp_path / "sized.yaml", monkeypatch, baselines=True)
     large = next(b for b in sized.savings.uniform if b.tier == "large")
     assert (large.replicas, large.gpus_per_replica, large.slo_met) == (11, 2, True)
     assert large.cost_usd == pytest.approx(0.9039014, rel=1e-4)
     assert abs(estimate - large.cost_usd) < abs(ROUND52_ESTIMATE - large.cost_usd)
-    assert estimate / large.cost_usd == pytest.approx(1.2558, abs=1e-3)
+    assert estimate / large.cost_usd == pytest.approx(1.3083, abs=1e-3)
 
 
 @pytest.mark.parametrize(("name", "tier", "replicas", "code", "ran"), [
-    # a heavy load (48.2 requests a second over 5 replicas): the code's batch within 8 %
-    ("cascade_models", "small", 5, 19.709, 18.229),
-    # a light one (25.7 over 17) on the bursty Azure code trace: the run holds twice the
-    # code's batch, which takes arrivals as Poisson and each replica's share as independent
-    ("default", "fp8", 17, 1.1789, 2.084),
-    ("routing", "nvfp4", 4, 1.0638, 2.079),  # 2.038 for fp8 (code 1.0709), 2.162 for bf16 (1.0756)
+    # a heavy load (48.2 requests a second over 5 replicas): the code's batch within 2 %
+    # (round 53's Poisson closed form: 19.709, within 8 %; round 54 counts the 30 s trace
+    # replayed once, from an empty fleet to drained, as the run does)
+    ("cascade_models", "small", 5, 18.569, 18.229),
+    # a light one (25.7 over 17) on the bursty Azure code trace: the run holds 2.08 while
+    # busy; round 53's batch (1.1789) took arrivals as Poisson and each replica's share as
+    # independent, round 54's counts the trace's bursts shared by the least-loaded replica
+    ("default", "fp8", 17, 1.4703, 2.084),
+    # round 53: 1.0638; 2.038 for fp8 (code 1.2624, round 53 1.0709), 2.162 for bf16
+    # (1.2896, round 53 1.0756)
+    ("routing", "nvfp4", 4, 1.2310, 2.079),
 ])
 def test_decode_batch_against_the_tier_run_alone(tmp_path, monkeypatch, name, tier, replicas,
                                                  code, ran):
@@ -131,12 +140,15 @@ def test_decode_batch_against_the_tier_run_alone(tmp_path, monkeypatch, name, ti
 
 
 def test_decode_batch_at_poisson_arrivals(tmp_path, monkeypatch):
-    """default.yaml's requests at Poisson arrivals of the same rate (seed 1): the code's batch
-    is unchanged (1.179, rate and sampled lengths alike) and its price per request is the run's
-    cost per request within 1 % (1.821e-4 against 1.823e-4 USD), where on the trace's own
-    bursty arrivals it is 1.19 of it. The run's replicas hold one sequence while busy: the
-    least-tokens balancer gives an arrival an idle replica, so the code's independent
-    per-replica Poisson share (1.179) is the upper of the two at this light load."""
+    """default.yaml's requests at Poisson arrivals of the same rate (seed 1). The run's
+    replicas hold one sequence while busy: the least-tokens balancer gives an arrival an idle
+    replica. Round 53's batch took each replica's share as independent Poisson (1.179) and
+    its price per request read the run's cost within 1 % (1.821e-4 against 1.823e-4 USD),
+    two errors cancelling: round 54 (burst54) counts the arrivals as the 17 replicas share
+    them and finds the run's one sequence (1.000), and the price reads 1.085 of the cost
+    (1.978e-4): the 256 requests it is taken over read 5 % dearer than all of them. Priced
+    over every served request, round 53's read 0.949 of the cost and round 54's 1.022. On
+    the trace's own bursty arrivals the price is 1.077 of the cost (round 53: 1.19)."""
     trace = pd.read_parquet(REPO / "tiersim" / "traces" / "azure2023_code.parquet")
     span = float(trace["arrival_s"].max() - trace["arrival_s"].min())
     gaps = np.random.default_rng(1).exponential(span / len(trace), len(trace))
@@ -147,7 +159,12 @@ def test_decode_batch_at_poisson_arrivals(tmp_path, monkeypatch):
     doc["trace"] = {**doc["trace"], "path": "poisson.parquet"}
     out = tmp_path / "out"
     run, seen = run_spied(doc, tmp_path / "poisson.yaml", monkeypatch, out=out)
-    assert seen["batches"] == [pytest.approx(1.1789, rel=1e-3)]
+    assert seen["batches"] == [pytest.approx(1.0, abs=1e-3)]
     assert busy_batch_run(out) == pytest.approx(1.0, abs=1e-3)
     cost = run.attributed_cost_usd / run.requests
-    assert seen["weights"]["fp8"] / cost == pytest.approx(1.0, abs=0.01)
+    assert seen["weights"]["fp8"] / cost == pytest.approx(1.085, abs=1e-3)
+    import tiersim.inputs as inputs
+
+    monkeypatch.setattr(inputs, "PRICE_SAMPLE", 10**9)  # every served request
+    _, every = run_spied(doc, tmp_path / "poisson.yaml", monkeypatch)
+    assert every["weights"]["fp8"] / cost == pytest.approx(1.022, abs=1e-3)

@@ -26,7 +26,9 @@ def test_equal_price_tiers_listed_dearer_per_request_first_get_a_note(tmp_path, 
     # per-request figures on the calibrated roofline (vLLM's fitted host time, W4A16 MoE
     # /0.44), over the tiny trace's served requests (code traffic, 2,329-token prompts and
     # 32-token outputs on average) at the decode batch its load gives each of the 2 replicas
-    # (Little's law: 1.3 and 1.2 sequences), where W4A16's step is the slower: run alone,
+    # (Little's law, counted on the trace's arrivals as the 2 replicas share them since round
+    # 54: 1.32 and 1.21 sequences; round 53's Poisson batch 1.28 and 1.21 read 0.000205),
+    # where W4A16's step is the slower: run alone,
     # W4A16 costs 1.13-1.32 x BF16 per request (tests/test_round53_price53.py). Until round
     # 53 output was priced at a 32-sequence step's share, which read W4A16 the cheaper
     # (8.5e-05 against 8.76e-05), so this note named bf16 listed first; before round 52, one
@@ -34,7 +36,7 @@ def test_equal_price_tiers_listed_dearer_per_request_first_get_a_note(tmp_path, 
     assert notes == [
         f"note: {tmp_path / 's.yaml'}: tiers 'w4a16' and 'bf16' cost the same per replica-hour "
         "(3.5 USD, cost_per_gpu_hour x gpus_per_replica) and 'w4a16', listed first, costs "
-        "more per request (0.000205 against 0.000165 USD, priced over up to 256 of the served "
+        "more per request (0.000201 against 0.000165 USD, priced over up to 256 of the served "
         "requests, each by the replica-seconds it takes on the tier's step model, its prompt "
         "in the engine's chunks and its output at the decode batch the run's load gives a "
         "replica of its fleet (Little's law)); "
