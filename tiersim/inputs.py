@@ -118,12 +118,20 @@ def _counted_busy_batch(times: np.ndarray, seconds: float, replicas: float) -> f
     ``seconds`` from its arrival: the integral of the requests in the engine ``N(t)``
     (``n x seconds``) over that of ``min(N(t), replicas)``, at least 1."""
     ends = times + seconds
-    edges = np.sort(np.concatenate((times, ends)))
-    held = (np.searchsorted(times, edges[:-1], side="right")
-            - np.searchsorted(ends, edges[:-1], side="right")).astype(np.float64)
+    count = len(times)
+    order = np.arange(count)
+    ended = np.searchsorted(ends, times, side="right")  # ends at or before each arrival
+    started = np.searchsorted(times, ends, side="left")  # arrivals before each end
+    edges = np.empty(2 * count)
+    held = np.empty(2 * count)
+    edges[order + ended] = times  # the two sorted lists merged, an end before a tied arrival
+    held[order + ended] = order + 1 - ended  # in the engine just after each arrival
+    edges[order + started] = ends
+    held[order + started] = started - order - 1  # ... and just after each end
     lasting = np.diff(edges)
-    busy = float(np.dot(np.minimum(held, replicas), lasting))
-    return max(1.0, float(np.dot(held, lasting)) / busy) if busy > 0.0 else 1.0
+    held = held[:-1]
+    busy = float((np.minimum(held, replicas) * lasting).sum())  # (np.dot: BLAS, slower here)
+    return max(1.0, float((held * lasting).sum()) / busy) if busy > 0.0 else 1.0
 
 
 def pooled_busy_batch(load: float, replicas: float = 1.0) -> float:
