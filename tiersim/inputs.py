@@ -70,7 +70,8 @@ class Arrivals:
 
     rate: float
     times: np.ndarray | None = None
-    _seen: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    _seen: dict = dataclasses.field(default_factory=dict, init=False, compare=False,
+                                    repr=False)
 
     @classmethod
     def of(cls, arrival: np.ndarray) -> Arrivals | None:
