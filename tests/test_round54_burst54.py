@@ -64,7 +64,8 @@ def test_poisson_arrivals_agree_with_the_closed_form(load, replicas):
     of at most about ``0.4 / sqrt(n)`` (0.28 % here, :func:`test_the_scatter_at_the_threshold`)
     and the trace replayed once, from an empty fleet to drained, reads low by at most about
     ``load x replicas / n`` (0.26 % at 3 x 17); 1.5 % is over five standard deviations above
-    both together, and far inside the 25-80 % the bundled Azure code trace's bursts move it."""
+    both together, and well inside the 16-39 % the bundled Azure code trace's bursts move it
+    over round 53's (modelled: routing at 4 replicas, default at 17, tiny at 1)."""
     for seed in range(3):
         got = batch_at(poisson(20_000, seed), load, replicas)
         assert got == pytest.approx(pooled_busy_batch(load, replicas), rel=0.015), seed
