@@ -51,13 +51,13 @@ PRICE_SEED_KEY = 52
 """The spawn key of the scenario seed's child that draws :data:`PRICE_SAMPLE`'s rows
 (:func:`price_sample`): apart from the run's workload, classifier and router generators."""
 MIN_ARRIVALS = 200
-"""Arrivals a routed table needs before :class:`Arrivals` reads how busy a replica is from
-its own arrival times; with fewer the price takes them as Poisson (:func:`pooled_busy_batch`).
-At Poisson arrivals the batch read from a trace of ``n`` arrivals scatters about the closed
-form with a relative standard deviation of at most about ``0.4 / sqrt(n)`` (loads of 0.1 to
-10 sequences a replica, 1 to 17 replicas: 2.8 % at 200 arrivals, test_round54_burst54), well
-inside the 10-20 % the bundled Azure code trace's bursts move the price, so a trace this short
-is not read as bursty by chance."""
+"""Arrivals a routed table needs before :class:`Arrivals` reads how busy a replica is from its own
+arrival times; with fewer the price takes them as Poisson (:func:`pooled_busy_batch`). At
+Poisson arrivals the batch read from a trace of ``n`` arrivals scatters about the closed form
+with a relative standard deviation of at most about ``0.4 / sqrt(n)`` (loads of 0.1 to 10
+sequences a replica, 1 to 17 replicas: 2.8 % at 200 arrivals, test_round54_burst54), well
+inside the 7-16 % the bundled Azure code trace's bursts move the price (routing, default,
+tiny), so a trace this short is not read as bursty by chance."""
 
 
 @dataclasses.dataclass(frozen=True)
