@@ -90,7 +90,7 @@ def plan(
         "one a tier; in place of the scenario's plan.current): simulated on the same trace "
         "and seed, and the plan's saving against it given per hour and per month.")] = None,
     hours_per_month: Annotated[float | None, typer.Option(
-        "--hours-per-month", **number_flag(float),
+        "--hours-per-month", **number_flag(float, flag="--hours-per-month"),
         help="Hours a month of today's fleet and of the plan is paid for (default: the "
         "scenario's plan.hours_per_month, 730: 24/7; at most 744).")] = None,
     robust: Annotated[bool, typer.Option(
