@@ -40,7 +40,7 @@ import math
 import warnings
 from typing import Any
 
-from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor
+from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor, yaml_written
 from tiersim.plan.assembly import PlanAssembly
 from tiersim.plan.constraints import (  # noqa: F401 - re-exported
     OVERSHOOT_CAP,
@@ -383,13 +383,19 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 "route a multi-tier design with the floor router")
 
     def _not_a_cascade(self, design: Design) -> str:
-        """Why a tier subset routed by a cascade (``router.policy: cascade``, the scenario's or
-        a ``--choose`` setting) is not a cascade design: it lacks a tier the cascade names by
-        name as ``from_tier`` or ``to_tier``; "" when it has them (or its router is another,
-        or refused as it is routed). Such a subset is left to the designs that keep both
-        tiers, with a plain verdict. Before, its verdict was the router's config error
+        """Why a tier subset is not the routing its router names (the scenario's, or a
+        ``--choose`` setting): it lacks a tier of the scenario the router names by name, so
+        the router cannot route it as written; "" when it has them (or its router names
+        none, or is refused as it is routed). Such a subset is left to the designs that keep
+        them, with a plain verdict. Before, its verdict was the router's config error
         ("router: s.yaml: router.cascade.to_tier: unknown tier 'bf16'; tiers are w4a16,
-        fp8"), which a planner reads as a fault of the scenario."""
+        fp8"), which a planner reads as a fault of the scenario. A cascade lacking
+        ``from_tier`` or ``to_tier`` is "not a cascade"; a ``static_split`` lacking a tier
+        ``fractions`` gives a share "not this split" (its shares are not renormalised over
+        the kept tiers: the split is what the scenario asked for); any other router lacking
+        a tier it names (``tier``, a ``thresholds`` key, a ``step_tiers`` value) "not this
+        routing". A name that is no tier of the scenario (a typo) is left to the router's
+        refusal."""
         config = getattr(self.evaluator, "router_config", None)
         if config is None or len(design.tiers) < 2:
             return ""
@@ -397,16 +403,16 @@ class Planner(PlanAssembly, FeasibilityChecks):
             cfg = config(design)
         except (TiersimError, ValueError):  # refused where it is routed, as before
             return ""
-        if cfg.policy != "cascade":
-            return ""
-        roles = (("from_tier", "answers first on"), ("to_tier", "escalates to"))
-        lacking = [(ref, f"router.cascade.{key}", role) for key, role in roles
-                   if isinstance(ref := getattr(cfg.cascade, key), str)
-                   and ref not in design.tiers]
+        scenario = getattr(self.evaluator, "scenario", None)
+        names = None if scenario is None else [t.name for t in scenario.tiers]
+        lacking = [(ref, role) for ref, role in _named_tiers(cfg, names)
+                   if ref not in design.tiers and (names is None or ref in names)]
         if not lacking:
             return ""
-        said = ", and ".join(f"{ref}, the tier {where} {role}" for ref, where, role in lacking)
-        return f"not a cascade: it lacks {said}"
+        said = ", and ".join(f"{ref}, {role}" for ref, role in lacking)
+        kind = {"cascade": "a cascade", "static_split": "this split"}.get(cfg.policy,
+                                                                          "this routing")
+        return f"not {kind}: it lacks {said}"
 
     def _size(self, tiers: tuple[str, ...], setting, level: dict[str, int],
               escalate: bool = True) -> DesignResult:
@@ -507,3 +513,38 @@ def _sized_key(start: dict[str, int], setting: tuple[tuple[str, Any], ...]) -> s
     it: the setting as its policy reads it (:func:`read_setting`), so that one differing only
     in keys its policy does not read (a cascade's floor) is the same sizing."""
     return json.dumps([start, read_setting(setting)], sort_keys=True, default=repr)
+
+
+def _named_tiers(cfg, names: list[str] | None) -> list[tuple[str, str]]:
+    """The tiers router ``cfg`` names by name, each with what it does with it (as a verdict
+    says it), for the policies in play (``step_type``'s ``step_fallback`` too, which reads the
+    same block); ``names``: the scenario's tiers, in order, which a ``fractions`` list gives
+    its shares to (None: a list is not read). A ``step_tiers`` "top" or "cheapest" is a
+    keyword, no tier's name."""
+    policies = [cfg.policy] + ([cfg.step_fallback] if cfg.policy == "step_type" else [])
+    named: list[tuple[str, str]] = []
+    for policy in policies:
+        if policy == "uniform" and isinstance(cfg.tier, str):
+            named.append((cfg.tier, "the tier router.tier sends every request to"))
+        elif policy == "cascade":
+            roles = (("from_tier", "answers first on"), ("to_tier", "escalates to"))
+            named += [(ref, f"the tier router.cascade.{key} {role}") for key, role in roles
+                      if isinstance(ref := getattr(cfg.cascade, key), str)]
+        elif policy == "static_split":
+            shares = cfg.fractions
+            if isinstance(shares, list) and names is not None and len(shares) == len(names):
+                shares = dict(zip(names, shares, strict=True))
+            if isinstance(shares, dict):
+                named += [(ref, f"which router.fractions sends {share * 100:.4g} % of "
+                           "requests" if share > 0 else
+                           "which router.fractions gives a share of 0")
+                          for ref, share in shares.items()]
+        elif policy == "threshold" and isinstance(cfg.thresholds, dict):
+            named += [(ref, f"which router.thresholds gives a threshold of {yaml_written(v)}")
+                      for ref, v in cfg.thresholds.items()]
+        elif policy == "step_type":
+            steps = cfg.step_tiers if cfg.step_tiers is not None else {}
+            named += [(ref, f"the tier router.step_tiers.{kind} sends {kind} steps to")
+                      for kind, ref in steps.items()
+                      if isinstance(ref, str) and ref not in ("top", "cheapest")]
+    return named
