@@ -494,7 +494,12 @@ def _note_lone_balancer(scenario: Scenario) -> None:
     from tiersim.errors import Note
 
     for tier in scenario.tiers:
-        if _lone_balancer(tier) and tier.disaggregation is not None:
+        if (_lone_balancer(tier) and tier.disaggregation is not None
+                and tier.name in (_PLANNED.get() or {})):
+            warnings.warn(Note(_planned_lone_prefill_words(
+                tier, _PLANNED.get()[tier.name], (_PLANNED_SPLITS.get() or {}).get(tier.name))),
+                stacklevel=3)
+        elif _lone_balancer(tier) and tier.disaggregation is not None:
             warnings.warn(Note(
                 f"tier {tier.name}: balancer {tier.balancer} picks one of the tier's prefill "
                 "replicas for each request (its decode replicas by least outstanding tokens), "
@@ -512,15 +517,50 @@ def _note_lone_balancer(scenario: Scenario) -> None:
                 stacklevel=3)
 
 
+def _replica_price(tier: TierConfig) -> str:
+    """What one more replica of ``tier`` costs an hour, as a clause (", 3.50 USD/hour more
+    (1 GPU x 3.50 USD/GPU-hour, the scenario's price)"); "" for a free tier."""
+    price = tier.cost_per_gpu_hour
+    return ("" if not price else
+            f", {tier.gpus_per_replica * price:.2f} USD/hour more ({tier.gpus_per_replica} "
+            f"GPU{'s' if tier.gpus_per_replica > 1 else ''} x {price:.2f} USD/GPU-hour, the "
+            "scenario's price)")
+
+
+def _planned_lone_prefill_words(tier: TierConfig, given: int,
+                                split: tuple[int, int] | None) -> str:
+    """The lone-balancer note on a disaggregated tier a plan gave one prefill replica
+    (``given``: the replicas the user's scenario gives it; ``split``: its prefill and decode
+    replicas there, None where it names none): the plan chose the count and its split, not
+    the user's file, so it says so, as :func:`_planned_lone_balancer_words` does. Before, it
+    read "give the tier more prefill replicas, or remove the key", advice on the user's file
+    inside a plan."""
+    split_now = tier.disaggregation
+    ours = f"{split_now.prefill_replicas}P {split_now.decode_replicas}D"
+    theirs = (f"{split[0]}P {split[1]}D" if split is not None else
+              f"{given} replica{'s' if given != 1 else ''}, aggregated")
+    return (f"tier {tier.name}: the plan chose 1 prefill replica for it ({ours} of the "
+            f"{tier.replicas} replicas it sized; the scenario gives {theirs}), so its balancer "
+            f"{tier.balancer}, which picks among the prefill replicas (the decode ones by "
+            "least outstanding tokens), has one to pick and changes nothing in this plan; it "
+            f"would pick only with a second prefill replica{_second_prefill(tier)}")
+
+
+def _second_prefill(tier: TierConfig) -> str:
+    """Where a planned disaggregated tier's second prefill replica would come from: one more
+    replica (at its price) where its one decode replica cannot give one up, else that or
+    another split of its replicas, one the plan did not choose."""
+    more = f"one more replica{_replica_price(tier)}"
+    if tier.disaggregation.decode_replicas < 2:
+        return f": {more}"
+    return f": another split of its replicas, one the plan did not choose, or {more}"
+
+
 def _planned_lone_balancer_words(tier: TierConfig, given: int) -> str:
     """The lone-balancer note on a tier a plan sized to one replica (``given``: the replicas
     the user's scenario gives it): the planner chose the count, not the user's file, so it
     says so, and what a balancer that picks would take (a second replica, at its price)."""
-    price = tier.cost_per_gpu_hour
-    cost = ("" if not price else
-            f", {tier.gpus_per_replica * price:.2f} USD/hour more ({tier.gpus_per_replica} "
-            f"GPU{'s' if tier.gpus_per_replica > 1 else ''} x {price:.2f} USD/GPU-hour, the "
-            "scenario's price)")
+    cost = _replica_price(tier)
     return (f"tier {tier.name}: the plan chose 1 replica for it (the scenario gives {given}), "
             f"so its balancer {tier.balancer} has one engine replica to pick and changes "
             f"nothing in this plan; it would pick only with a second replica{cost}, which the "
@@ -531,18 +571,25 @@ def _planned_lone_balancer_words(tier: TierConfig, given: int) -> str:
 #: name (:func:`planned_counts`): a note on a count there names the plan as its author.
 _PLANNED: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
     "planned", default=None)
+#: With it, the prefill and decode replicas the user's scenario gives each disaggregated tier.
+_PLANNED_SPLITS: contextvars.ContextVar[dict[str, tuple[int, int]] | None] = \
+    contextvars.ContextVar("planned_splits", default=None)
 
 
 @contextlib.contextmanager
-def planned_counts(given: dict[str, int]):
+def planned_counts(given: dict[str, int], splits: dict[str, tuple[int, int]] | None = None):
     """Inside, the tiers named in ``given`` (each with the replicas the user's scenario gives
     it) have replica counts a plan chose: the lone-balancer note on one says the planner
     sized it to one replica, where "give the tier more replicas" read as advice on the user's
-    file (fresh54: a plan sized bf16 to 1 replica of the file's 2)."""
+    file (fresh54: a plan sized bf16 to 1 replica of the file's 2). ``splits``: the prefill
+    and decode replicas the user's scenario gives each disaggregated tier, which the note on
+    one prefill replica quotes (the plan chose that split too)."""
     token = _PLANNED.set({**(_PLANNED.get() or {}), **given})
+    split_token = _PLANNED_SPLITS.set({**(_PLANNED_SPLITS.get() or {}), **(splits or {})})
     try:
         yield
     finally:
+        _PLANNED_SPLITS.reset(split_token)
         _PLANNED.reset(token)
 
 

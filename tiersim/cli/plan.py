@@ -330,7 +330,10 @@ def write_plan(out: Path, scenario, result: PlanResult, source: str, report: boo
     plan_json = dumps(result.to_json())
     if result.plan is not None:
         doc = planned_doc(scenario, result, max_replicas)
-        with planned_counts({t.name: t.replicas for t in scenario.tiers}):  # the plan's counts
+        splits = {t.name: (t.disaggregation.prefill_replicas, t.disaggregation.decode_replicas)
+                  for t in scenario.tiers if t.disaggregation is not None}
+        with planned_counts({t.name: t.replicas for t in scenario.tiers},  # the plan's counts
+                            splits):
             run_into(scenario_from_dict(as_searched(doc, scenario), source), out, source,
                      baselines=True,  # savings simulated, as a run's (under the plan's claim)
                      report=report, extra={"scenario.yaml": dump_yaml(doc),
