@@ -107,6 +107,7 @@ from tiersim.results_read import (  # noqa: F401 - re-exported
     _structured,
     _tier_data,
     check_finite,
+    check_spec_steps,
     range_problem,
 )
 from tiersim.results_savings import (  # noqa: F401 - re-exported
@@ -461,6 +462,8 @@ def _run_from(data: dict) -> RunResult:
         raise ValueError("'tier_order' must name every tier of 'tiers' once")
     tier_list = tuple(_build(TierResult, _tier_data(tiers[name], name), at=f"tiers.{name}")
                       for name in order)
+    for tier in tier_list:
+        check_spec_steps(tier, tiers[tier.name])
     router_data = _object(data["router"], "router")
     quality = router_data.get("quality")
     router = _build(RouterResult, router_data, accuracy_ci95=_interval(_structured(

@@ -311,6 +311,37 @@ def _tier_data(data: Any, name: str) -> dict:
     return data
 
 
+SPEC_K = re.compile(r"spec decode k=(\d+)")
+"""The draft length a speculative tier's ``techniques`` names (``spec decode k=3``:
+:func:`tiersim.results_savings.techniques_words`)."""
+
+
+def check_spec_steps(tier, written: dict) -> None:
+    """A ValueError where a speculative tier's tokens per verify step (``spec_tokens_per_step``,
+    realised, and ``spec_expected_tokens_per_step``, the formula's) lie outside 1 to k + 1 for
+    the draft length k its ``techniques`` names: a verify step emits the target's own token
+    and at most its k drafted ones, so no run writes another figure. Before, the reader held
+    them only to be numbers >= 0, and a hand-edited 0.5 or 9 (k=3) reached the console and
+    the report as the engine's draws. ``written``: the tier's JSON object, whose figure a
+    refusal quotes as the file writes it (9, not 9.0)."""
+    figures = [(key, getattr(tier, key)) for key in ("spec_tokens_per_step",
+                                                      "spec_expected_tokens_per_step")
+               if getattr(tier, key) is not None]
+    if not figures:
+        return
+    found = SPEC_K.search(tier.techniques or "")
+    if found is None:
+        raise ValueError(f"'tiers.{tier.name}.techniques' must name the tier's draft length "
+                         f"(spec decode k=3, say) beside its {figures[0][0]}, got "
+                         f"{shown_json(tier.techniques)}")
+    top = int(found.group(1)) + 1
+    for key, value in figures:
+        if not 1 - FLOOR_TOLERANCE <= value <= top * (1 + FLOOR_TOLERANCE):
+            raise ValueError(f"'tiers.{tier.name}.{key}' must lie between 1 and {top} (k + 1, "
+                             f"for the tier's {found.group(0)}), got "
+                             f"{shown_json(written.get(key, value))}")
+
+
 def _checked_from(data: Any) -> dict[str, Any] | None:
     """A profile's fidelity record as the report reads it (:class:`tiersim.fidelity.Checked`),
     or None."""
