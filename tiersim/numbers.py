@@ -285,7 +285,7 @@ FLAG_KINDS = {
     "--check-seeds": "count", "--workers": "count", "--max-points": "count", "--tp": "count",
     "--slo-ttft-p99": "seconds", "--slo-tpot-p99": "seconds", "--budget-s": "seconds",
     "--window": "window", "--gpus-per-replica": "counts", "--skip-longer-than": "tokens",
-    "--dc": "cost", "--c0": "cost", "--seed": "whole"}
+    "--dc": "cost", "--c0": "cost", "--seed": "whole", "--hours-per-month": "hours"}
 """What each number flag's number is, which words the refusal of a unit typed after it
 (:func:`flag_unit_words`); a flag not listed is "a number"."""
 _FLAG_WHAT = {
@@ -295,7 +295,8 @@ _FLAG_WHAT = {
     "window": ("START END in seconds", "number of seconds"),
     "counts": ("whole numbers, such as 1,2,4", "count"),
     "tokens": ("a count of tokens", "count of tokens"), "cost": ("a cost", "cost"),
-    "whole": ("a whole number", "number"), "number": ("a number", "number")}
+    "whole": ("a whole number", "number"), "number": ("a number", "number"),
+    "hours": ("in hours (730 for 24/7)", "number of hours")}
 """Per kind of :data:`FLAG_KINDS`: what the flag is, and the noun of "type the ... alone"."""
 _SECONDS = {"s": 1, "sec": 1, "secs": 1, "second": 1, "ms": Decimal("0.001"),
             "us": Decimal("0.000001"), "min": 60, "mins": 60, "m": 60, "h": 3600,
@@ -347,6 +348,8 @@ def _flag_meant(number: Decimal, word: str, kind: str) -> str | tuple[str, str] 
         value = number if kind == "cost" else None
     elif kind in ("seconds", "window"):
         value = number * _SECONDS[lower] if lower in _SECONDS else None
+    elif kind == "hours":  # 730h, 43800min: hours; 30d is no count of hours paid for
+        value = number * _SECONDS[lower] / 3600 if lower in _SECONDS else None
     elif kind in ("count", "counts", "tokens") and word in _THOUSANDS:
         value = number * _THOUSANDS[word]
         if kind == "tokens" and word in ("k", "K"):
