@@ -3,6 +3,7 @@ figure the user sees."""
 
 from __future__ import annotations
 
+import pytest
 from test_hostile_inputs import run_cli
 
 
@@ -32,3 +33,30 @@ def test_hours_per_month_with_a_unit_is_told_the_flag_and_what_to_type(tmp_path,
         "Error: --hours-per-month: 30d has a unit, which tiersim does not read; "
         "--hours-per-month is in hours (730 for 24/7): type the number of hours alone, such "
         "as --hours-per-month 30; see tiersim plan --help")
+
+
+def test_a_router_ordering_every_pair_rightly_is_not_called_no_better_than_chance():
+    """An AUROC of 1 (every hard request scored above every easy one) over 2 hard requests
+    among 1,000 got the interval for a perfect order, 0.158 - 1 (the least AUROC at which 2
+    disjoint pairs all come out right 2.5 % of the time), which takes in 0.5, and the plan
+    console said "its choices are no better than chance on this trace". At random the 2 hard
+    requests top the 1,000 once in C(1000, 2) = 499,500 orders: no chance router does that.
+    Where a perfect order is as likely as 2.5 % at random (2 of 4 requests: once in 6), 0.5
+    stays inside and the line is said, as before."""
+    import numpy as np
+
+    from tiersim.results import RouterQuality
+    from tiersim.routing.quality import auroc_interval
+
+    def quality(requests: int, positives: int) -> RouterQuality:
+        positive = np.arange(requests) < positives
+        score = np.where(positive, 1.0, 0.0) + np.linspace(0, 0.5, requests)
+        ci = auroc_interval(score, positive, 1.0)
+        return RouterQuality(truth="drawn difficulty", requests=requests,
+                             target="hard or hopeless", positives=positives, auroc=1.0,
+                             auroc_ci95=ci)
+
+    assert quality(1000, 2).auroc_ci95 == pytest.approx((0.158114, 1.0), abs=1e-6)
+    assert quality(1000, 2).chance_text() is None
+    assert quality(1000, 998).chance_text() is None  # 2 easy ones below 998 hard: the same
+    assert quality(4, 2).chance_text() == "1.000 (95% CI 0.158 - 1.000) for hard or hopeless"

@@ -7,6 +7,7 @@ Every name here is importable from :mod:`tiersim.results` as well.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -226,6 +227,10 @@ AUROC_VERDICT_MIN_CLASS = 100
 """Requests of each class the AUROC asked needs before :meth:`RouterQuality.asked_text` judges
 it against the realised AUROC's interval (:data:`tiersim.routing.quality.VERDICT_MIN_CLASS`,
 where the figure is argued)."""
+CHANCE_TAIL = 0.025
+"""The share of random orders below which :meth:`RouterQuality.chance_text` does not call a
+perfect order (an AUROC of 1) no better than chance: the tail a 95% interval leaves on each
+side, as :data:`tiersim.routing.quality.EDGE_TAIL`."""
 AUROC_FEW_COVERAGE = 31
 """The least share (%) of samples in which the interval held the true AUROC with fewer than
 :data:`AUROC_VERDICT_MIN_CLASS` of a class (two of a class beside many of the other, AUROC
@@ -309,9 +314,19 @@ class RouterQuality:
         if self.auroc is None or self.auroc_ci95 is None:
             return None
         lo, hi = self.auroc_ci95
-        if not lo <= 0.5 <= hi:
+        if not lo <= 0.5 <= hi or self._ordered_past_chance():
             return None
         return f"{self.auroc_text()} for {self.target}"
+
+    def _ordered_past_chance(self) -> bool:
+        """Whether the AUROC is 1 (every request of the target scored above every other) where
+        a score drawn at random orders them so less than 2.5 % of the time (once in C(requests,
+        positives) orders): the interval of a perfect order rests on ``min(n1, n0)`` disjoint
+        pairs (:func:`tiersim.routing.quality.auroc_interval`) and takes in 0.5 up to 5 of a
+        class, where 2 requests of 1,000 on top come once in 499,500 random orders."""
+        if self.auroc is None or self.auroc < 1.0 or self.positives is None:
+            return False
+        return math.comb(self.requests, self.positives) * CHANCE_TAIL > 1.0
 
     def scored_words(self) -> str:
         """What the AUROC is of and where it comes from: "hard or hopeless, against the drawn
