@@ -60,3 +60,47 @@ def test_a_router_ordering_every_pair_rightly_is_not_called_no_better_than_chanc
     assert quality(1000, 2).chance_text() is None
     assert quality(1000, 998).chance_text() is None  # 2 easy ones below 998 hard: the same
     assert quality(4, 2).chance_text() == "1.000 (95% CI 0.158 - 1.000) for hard or hopeless"
+
+
+def _written_current(rate: float, plan_rate: float, uniform_rate: float) -> tuple[dict, dict,
+                                                                                    tuple]:
+    """plan.json's ``current``, ``plan`` and ``uniform`` as a plan writes them for today's
+    fleet at ``rate`` USD/hour, a plan at ``plan_rate`` and a sized uniform fleet of today's
+    tier at ``uniform_rate``: computed on the unrounded figures (current_record,
+    split_record), then every float to the 10 significant digits plan.json keeps."""
+    from tiersim.results_current import split_record
+    from tiersim.results_figures import plain
+
+    per_hour = rate - plan_rate
+    uniform = ({"design": "bf16", "tiers": ["bf16"], "feasible": True,
+                "cost_per_hour_usd": uniform_rate},)
+    current = {"given": "plan.current", "seeds": [0], "design": "bf16", "tiers": ["bf16"],
+               "replicas": {"bf16": 13}, "gpus_per_replica": {"bf16": 1}, "cost_usd": 1.0,
+               "cost_per_hour_usd": rate, "duration_s": 100.0, "ttft_p99_s": 0.5,
+               "tpot_p99_s": 0.05, "accuracy": 0.9, "accuracy_basis": "expected",
+               "dropped": 0, "meets_slos": True, "meets_floor": None, "missed": None,
+               "hours_per_month": 730.0, "vs_current_frac": per_hour / rate,
+               "vs_current_per_hour_usd": per_hour,
+               "vs_current_per_month_usd": per_hour * 730.0,
+               **split_record(["bf16"], rate, per_hour, uniform)}
+    return plain(current), plain({"cost_per_hour_usd": plan_rate}), plain(list(uniform))
+
+
+def test_plan_current_figures_are_held_to_the_digits_plan_json_keeps():
+    """plan.json keeps 10 significant digits of every float, and the reader held the saving
+    per hour to today's USD/hour less the plan's within 1e-8 of the saving (or 1e-9 USD): a
+    saving small beside the two rates carries their rounding (up to 5e-10 of each), so a plan
+    of 29.5 USD/hour against today's 13 GPUs at 2.2831050228 USD/GPU-hour (20,000 USD a year
+    over 8,760 hours) was refused as malformed by ``tiersim report``: "'plan.current.
+    vs_current_per_hour_usd' must be today's cost_per_hour_usd less the plan's". Likewise the
+    split's right-sizing (today's less the uniform fleet's) and its two parts' sum."""
+    from tiersim.results_plan import _check_current, _check_split
+
+    price = 20_000 / 8_760
+    current, plan, uniform = _written_current(13 * price, 29.5, 10 * 2.95 - 1.5 * price)
+    _check_current(current, plan)
+    _check_split(current, plan, uniform)
+    # an edited saving is still refused: off by a cent
+    edited = {**current, "vs_current_per_hour_usd": current["vs_current_per_hour_usd"] + 0.01}
+    with pytest.raises(ValueError, match="vs_current_per_hour_usd' must be today's"):
+        _check_current(edited, plan)

@@ -343,6 +343,19 @@ def _check_robust(robust: dict[str, Any]) -> None:
                              f"{json_written(seeds)}, got {json_written(seed)}")
 
 
+def difference_agrees(value: float, a: float, b: float) -> bool:
+    """Whether ``value``, as plan.json writes it, is ``a - b`` of the figures it was written
+    beside: all three are written to :data:`~tiersim.results_figures.SIG_DIGITS` significant
+    digits (each within 5e-10 of itself), so a difference small beside ``a`` and ``b`` carries
+    their rounding, which a tolerance on the difference alone (1e-8 of it) refused: today's
+    29.68036530 USD/hour less a plan's 29.5 read 0.1803653 beside the 0.1803652964 written
+    (review54b)."""
+    import math
+
+    slack = 1e-9 * (abs(a) + abs(b) + abs(value))
+    return math.isclose(value, a - b, rel_tol=1e-8, abs_tol=max(slack, 1e-9))
+
+
 def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None:
     """A ValueError naming the first part of a plan's ``current`` (read as
     :class:`CurrentFleet`) that no plan writes: its maps over other tiers than its ``tiers``,
@@ -387,8 +400,7 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
             if current[key] is not None:
                 raise bad(key, "must be null in a plan with no fleet", current[key])
         return
-    if per_hour is None or not math.isclose(per_hour, rate - plan_rate, rel_tol=1e-8,
-                                            abs_tol=1e-9):
+    if per_hour is None or not difference_agrees(per_hour, rate, plan_rate):
         raise bad("vs_current_per_hour_usd", "must be today's cost_per_hour_usd less the "
                   "plan's", per_hour)
     frac = current["vs_current_frac"]
@@ -410,8 +422,6 @@ def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,
     right-sizing other than today's USD/hour less that fleet's, parts that do not sum to
     ``vs_current_per_hour_usd``, or both the parts and the reason they are not given (or
     neither)."""
-    import math
-
     from tiersim.errors import json_written
     from tiersim.results_current import SPLIT_KEYS
 
@@ -446,11 +456,10 @@ def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,
     if len(tiers) != 1 or not sized:
         raise bad("split_uniform_design", f"must name a sized uniform fleet of today's tier "
                   f"{json_written(tiers)} in 'uniform' that meets every constraint", name)
-    if not math.isclose(right, current["cost_per_hour_usd"] - sized[0]["cost_per_hour_usd"],
-                        rel_tol=1e-8, abs_tol=1e-9):
+    if not difference_agrees(right, current["cost_per_hour_usd"],
+                             sized[0]["cost_per_hour_usd"]):
         raise bad("right_sizing_per_hour_usd", "must be today's cost_per_hour_usd less the "
                   f"sized uniform {name} fleet's", right)
-    if not math.isclose(right + design, current["vs_current_per_hour_usd"], rel_tol=1e-8,
-                        abs_tol=1e-9):
+    if not difference_agrees(design, current["vs_current_per_hour_usd"], right):
         raise bad("design_vs_uniform_per_hour_usd", "must be vs_current_per_hour_usd less "
                   "right_sizing_per_hour_usd (the two parts sum to the saving)", design)
