@@ -104,3 +104,33 @@ def test_plan_current_figures_are_held_to_the_digits_plan_json_keeps():
     edited = {**current, "vs_current_per_hour_usd": current["vs_current_per_hour_usd"] + 0.01}
     with pytest.raises(ValueError, match="vs_current_per_hour_usd' must be today's"):
         _check_current(edited, plan)
+
+
+def test_an_auroc_interval_that_leaves_its_auroc_out_is_malformed(hand_edited_run, tmp_path,
+                                                                   capsys):
+    """A run's AUROC interval always holds its AUROC (DeLong's on the logit scale about it, or
+    the interval of a perfect order up to it: tiersim.routing.quality.auroc_interval), and an
+    interval without its AUROC is none a run writes. ``auroc 0.7`` beside ``auroc_ci95 [0.8,
+    0.9]`` was read, and the report showed "0.700 (95% CI 0.800 - 0.900)" with a verdict of the
+    AUROC asked against that interval; it is now the summary's one "malformed" line, as an
+    interval with its ends swapped is."""
+    import json
+
+    from conftest import copy_folder
+
+    for k, (key, value, auroc) in enumerate([("auroc_ci95", [0.8, 0.9], "auroc"),
+                                             ("auroc_wrong_ci95", [0.1, 0.6], "auroc_wrong")]):
+        folder = copy_folder(hand_edited_run, tmp_path / f"r{k}")
+        doc = json.loads((folder / "summary.json").read_text())
+        doc["router"]["quality"].update({"auroc": 0.7, "auroc_ci95": [0.6, 0.8],
+                                         "auroc_asked": 0.72, "auroc_wrong": 0.65,
+                                         "auroc_wrong_ci95": [0.6, 0.7],
+                                         "asked_from": "workload.difficulty.hint_auroc",
+                                         "no_auroc": None, key: value})
+        (folder / "summary.json").write_text(json.dumps(doc))
+        code, err = run_cli(capsys, "report", folder)
+        said = doc["router"]["quality"][auroc]
+        assert code == 1 and "Traceback" not in err, err
+        assert (f"malformed summary ('router.quality.{key}' must hold the AUROC it is the "
+                f"interval of ('router.quality.{auroc}' {said}), got "
+                f"{json.dumps(value).replace(', ', ', ')})") in err, err

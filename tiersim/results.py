@@ -508,10 +508,13 @@ def _quality_intervals(quality: RouterQuality) -> RouterQuality:
     """``quality`` where each AUROC interval is as a run writes it, null or two fractions, the
     low end first; a ValueError otherwise. ``[null, null]`` (as ``router.accuracy_ci95`` is
     written where there is none) was read, and the report ended in a TypeError traceback
-    comparing the AUROC asked with a null end; ``[0.9, 0.2]`` read "95% CI 0.900 - 0.200"."""
+    comparing the AUROC asked with a null end; ``[0.9, 0.2]`` read "95% CI 0.900 - 0.200".
+    An interval must hold its AUROC, as every one a run writes does
+    (:func:`tiersim.routing.quality.auroc_interval`): ``auroc 0.7`` beside ``[0.8, 0.9]`` was
+    shown, and the AUROC asked judged against it (review54b)."""
     from tiersim.errors import json_written
 
-    for key in ("auroc_ci95", "auroc_wrong_ci95"):
+    for key, of in (("auroc_ci95", "auroc"), ("auroc_wrong_ci95", "auroc_wrong")):
         interval = getattr(quality, key)
         if interval is None:
             continue
@@ -519,6 +522,11 @@ def _quality_intervals(quality: RouterQuality) -> RouterQuality:
         if _unknown(lo) or _unknown(hi) or not 0 <= lo <= hi <= 1:
             raise ValueError(f"'router.quality.{key}' must be two fractions between 0 and 1, "
                              f"the low end first, or null, got {json_written([lo, hi])}")
+        value = getattr(quality, of)
+        if not _unknown(value) and not lo <= value <= hi:
+            raise ValueError(f"'router.quality.{key}' must hold the AUROC it is the interval "
+                             f"of ('router.quality.{of}' {json_written(value)}), got "
+                             f"{json_written([lo, hi])}")
     return quality
 
 
