@@ -286,3 +286,39 @@ def test_the_count_is_cheap():
     for seconds in np.linspace(0.5, 20.0, 50):
         arrivals.busy_batch(float(seconds), arrivals.rate / 17)
     assert time.perf_counter() - start < 0.05
+
+
+def test_decode_batch_is_the_least_fixed_point_found_by_a_scan():
+    """Bursty arrivals (Poisson bursts of 1 to 30 at once) on 4 replicas, a step growing with
+    the batch: the least ``b`` where the counted batch at ``b``'s time in the engine is no more
+    than ``b`` (a scan from 1 in steps of 0.05, then bisection to 1e-9) is where
+    ``decode_batch``'s rounds stop (within the rounds' millionth): 4.70, 5.19 and 6.72
+    sequences, where Poisson arrivals to one replica give 1.44-1.93; at the cap (64) where
+    there is none below it."""
+    rng = np.random.default_rng(21)
+    starts = poisson_times(100, rate=0.05, seed=21)
+    times = np.repeat(starts, rng.integers(1, 31, len(starts)))
+    arrivals = Arrivals.of(times)
+    rate = arrivals.rate / 4
+    prefill, output = np.array([0.05, 0.2]), np.array([150.0, 450.0])
+    prefilling = rate * float(np.mean(prefill))
+    for base, slope in ((0.012, 0.0003), (0.02, 0.002), (0.005, 0.01), (0.05, 0.05)):
+
+        def step(seqs: float, base: float = base, slope: float = slope) -> float:
+            return base + slope * seqs
+
+        def gap(b: float, step=step) -> float:
+            seconds = float(np.mean(prefill + output * step(b) / (1.0 - prefilling)))
+            return arrivals.busy_batch(seconds, rate) - b
+
+        grid = np.arange(1.0, 64.0, 0.05)
+        above = next((b for b in grid if gap(b) <= 0.0), None)
+        got = decode_batch(rate, prefill, output, step, 64, arrivals)
+        if above is None:
+            assert got == 64.0, (base, slope)
+            continue
+        low, high = max(1.0, above - 0.05), above
+        while high - low > 1e-9:
+            low, high = (low, (low + high) / 2) if gap((low + high) / 2) <= 0 else (
+                (low + high) / 2, high)
+        assert got == pytest.approx(high, rel=1e-5), (base, slope)
