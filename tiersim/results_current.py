@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiersim.results_plan import SPLIT_KEYS  # read there; the reader may not import this
+
 
 def current_lines(current: dict[str, Any] | None, constraints: dict[str, Any]) -> list[str]:
     """Today's fleet in the plan's console (and the words the report uses): its USD/hour, its
@@ -107,10 +109,6 @@ def _month_words(hours: float | None) -> str:
     return "24/7, " if hours == HOURS_PER_MONTH else ""
 
 
-SPLIT_KEYS = ("split_uniform_design", "right_sizing_per_hour_usd",
-              "design_vs_uniform_per_hour_usd", "split_not_given")
-"""plan.json ``current``'s split of the saving per hour: the sized uniform fleet it is split
-at, the two parts (null where not given) and why it is not given (null where it is)."""
 
 
 def split_record(tiers: list[str], rate: float, per_hour: float | None,

@@ -16,6 +16,12 @@ from tiersim.errors import TiersimError
 from tiersim.results_figures import _fields
 from tiersim.results_read import _build, _oneline, check_finite
 
+SPLIT_KEYS = ("split_uniform_design", "right_sizing_per_hour_usd",
+              "design_vs_uniform_per_hour_usd", "split_not_given")
+"""plan.json ``current``'s split of the saving per hour (:mod:`tiersim.results_current`
+writes it): the sized uniform fleet it is split at, the two parts (null where not given) and
+why it is not given (null where it is)."""
+
 MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "dropped", "accuracy")
 """The constraints of a plan's ``margins``, in the order ``tiersim plan`` prints them (its
 accuracy on a line of its own, last); plan.json writes them with sorted keys."""
@@ -423,7 +429,6 @@ def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,
     ``vs_current_per_hour_usd``, or both the parts and the reason they are not given (or
     neither)."""
     from tiersim.errors import json_written
-    from tiersim.results_current import SPLIT_KEYS
 
     def bad(key: str, what: str, value: Any) -> ValueError:
         return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")

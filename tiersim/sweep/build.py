@@ -11,9 +11,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from tiersim.atomic import write_point
 from tiersim.errors import TiersimError
 from tiersim.sweep.messages import _note, clipped
-from tiersim.sweep.store import write_point
 
 
 def tiersim_version() -> str:
