@@ -6,6 +6,7 @@ Each test here failed before the fix committed after it.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -105,6 +106,26 @@ def test_an_auroc_of_1_on_few_requests_has_an_interval_below_it():
         "as few as 31 % of simulated samples: docs/metrics.md))")
 
 
+def report_of_edited_quality(capsys, run: Path, folder: Path, edit: dict):
+    """``tiersim report`` of a copy of ``run`` in ``folder`` whose ``router.quality`` is a
+    valid one with ``edit`` over it: its exit code, stderr and the summary as edited."""
+    import json
+
+    from conftest import copy_folder
+    from test_hostile_inputs import run_cli
+
+    folder = copy_folder(run, folder)
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["router"]["quality"].update({"auroc": 0.7, "auroc_ci95": [0.6, 0.8],
+                                     "auroc_asked": 0.72, "auroc_wrong": 0.65,
+                                     "auroc_wrong_ci95": [0.6, 0.7],
+                                     "asked_from": "workload.difficulty.hint_auroc",
+                                     "no_auroc": None, **edit})
+    (folder / "summary.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "report", folder)
+    return code, err, doc
+
+
 def test_a_hand_edited_auroc_interval_is_read_strictly(hand_edited_run, tmp_path, capsys):
     """``router.quality.auroc_ci95`` written ``[null, null]`` (as ``router.accuracy_ci95`` is
     where there is no interval) was read, and the report ended in a TypeError traceback
@@ -113,20 +134,10 @@ def test_a_hand_edited_auroc_interval_is_read_strictly(hand_edited_run, tmp_path
     malformed ``router.accuracy_ci95`` is (review54)."""
     import json
 
-    from conftest import copy_folder
-    from test_hostile_inputs import run_cli
-
     for k, (key, value) in enumerate([("auroc_ci95", [None, None]), ("auroc_ci95", [0.9, 0.2]),
                                       ("auroc_wrong_ci95", [0.7, None])]):
-        folder = copy_folder(hand_edited_run, tmp_path / f"r{k}")
-        doc = json.loads((folder / "summary.json").read_text())
-        doc["router"]["quality"].update({"auroc": 0.7, "auroc_ci95": [0.6, 0.8],
-                                         "auroc_asked": 0.72, "auroc_wrong": 0.65,
-                                         "auroc_wrong_ci95": [0.6, 0.7],
-                                         "asked_from": "workload.difficulty.hint_auroc",
-                                         "no_auroc": None, key: value})
-        (folder / "summary.json").write_text(json.dumps(doc))
-        code, err = run_cli(capsys, "report", folder)
+        code, err, _ = report_of_edited_quality(capsys, hand_edited_run, tmp_path / f"r{k}",
+                                                {key: value})
         shown = json.dumps(value).replace(" ", "").replace(",", ", ")
         assert code == 1 and "Traceback" not in err, err
         assert (f"malformed summary ('router.quality.{key}' must be two fractions between 0 "

@@ -116,19 +116,12 @@ def test_an_auroc_interval_that_leaves_its_auroc_out_is_malformed(hand_edited_ru
     interval with its ends swapped is."""
     import json
 
-    from conftest import copy_folder
+    from test_round54_review54 import report_of_edited_quality
 
     for k, (key, value, auroc) in enumerate([("auroc_ci95", [0.8, 0.9], "auroc"),
                                              ("auroc_wrong_ci95", [0.1, 0.6], "auroc_wrong")]):
-        folder = copy_folder(hand_edited_run, tmp_path / f"r{k}")
-        doc = json.loads((folder / "summary.json").read_text())
-        doc["router"]["quality"].update({"auroc": 0.7, "auroc_ci95": [0.6, 0.8],
-                                         "auroc_asked": 0.72, "auroc_wrong": 0.65,
-                                         "auroc_wrong_ci95": [0.6, 0.7],
-                                         "asked_from": "workload.difficulty.hint_auroc",
-                                         "no_auroc": None, key: value})
-        (folder / "summary.json").write_text(json.dumps(doc))
-        code, err = run_cli(capsys, "report", folder)
+        code, err, doc = report_of_edited_quality(capsys, hand_edited_run, tmp_path / f"r{k}",
+                                                  {key: value})
         said = doc["router"]["quality"][auroc]
         assert code == 1 and "Traceback" not in err, err
         assert (f"malformed summary ('router.quality.{key}' must hold the AUROC it is the "
