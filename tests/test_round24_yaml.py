@@ -132,7 +132,7 @@ def test_a_long_key_is_cut_in_its_error_line(tmp_path, capsys):
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == (f"Error: {path}: line {number + 1}: {'a' * 37}...: unknown key (known keys: "
                    "accuracy_floor, accuracy_values, baselines, cost_model, gpu, limits, model, "
-                   "name, profile, router, seed, slo, sweep, tiers, trace, workload)")
+                   "name, plan, profile, router, seed, slo, sweep, tiers, trace, workload)")
 
 
 def test_an_empty_key_is_not_named_the_top_level(tmp_path, capsys):
@@ -141,7 +141,7 @@ def test_an_empty_key_is_not_named_the_top_level(tmp_path, capsys):
     got = error_line(*run_cli(capsys, "run", path, "--out", tmp_path / "out"))
     assert got == (f"Error: {path}: line {number + 1}: '': unknown key (known keys: "
                    "accuracy_floor, accuracy_values, baselines, cost_model, gpu, limits, model, "
-                   "name, profile, router, seed, slo, sweep, tiers, trace, workload)")
+                   "name, plan, profile, router, seed, slo, sweep, tiers, trace, workload)")
 
 
 @pytest.mark.parametrize("key", ["a" * 200_000, "tiers." + "a" * 200_000 + ".replicas"])
