@@ -169,7 +169,8 @@ def test_drawn_difficulty_also_gives_the_auroc_for_the_cheapest_tier_wrong():
         "hopeless, against the drawn difficulty of 8 requests (3 of them), asked 0.8 "
         "(workload.difficulty.hint_auroc; no verdict: 3 requests hard or hopeless, under the "
         "100 of each class a verdict needs (with fewer, the 95% CI held the true AUROC in as "
-        "few as 31 % of simulated samples: docs/metrics.md)), and 0.867 (95% CI 0.110 - 0.997) "
+        "few as 31 % of simulated samples: docs/metrics.md"
+        " in tiersim's source repository)), and 0.867 (95% CI 0.110 - 0.997) "
         "for the cheapest tier fp8 answering wrong (3 of them), against the drawn correctness; "
         "FPR / FNR 1 % / 2 % realised (scored on prior), asked none (no router.confusion)")
     continuous = realised_quality(df.drop(columns="difficulty_class"), score, "fp8",

@@ -120,7 +120,8 @@ def test_no_verdict_below_100_of_a_class_in_words():
     """The exact text where a class is under 100 requests: which class, how many, why; and a
     verdict from 100 of each."""
     why = ("under the 100 of each class a verdict needs (with fewer, the 95% CI held the true "
-           "AUROC in as few as 31 % of simulated samples: docs/metrics.md))")
+           "AUROC in as few as 31 % of simulated samples: docs/metrics.md"
+           " in tiersim's source repository))")
     assert _quality(99, 500).asked_text() == (
         f"0.8 (workload.difficulty.hint_auroc; no verdict: 99 requests hard or hopeless, {why}")
     assert _quality(420, 500).asked_text() == (
@@ -148,5 +149,6 @@ def test_a_run_of_few_requests_gives_its_interval_and_no_verdict():
         "hard or hopeless, against the drawn difficulty of 12 requests (4 of them), asked 0.72 "
         "(workload.difficulty.hint_auroc; no verdict: 4 requests hard or hopeless, under the "
         "100 of each class a verdict needs (with fewer, the 95% CI held the true AUROC in as "
-        "few as 31 % of simulated samples: docs/metrics.md)); FPR / FNR 1 % / 2 % realised "
+        "few as 31 % of simulated samples: docs/metrics.md in tiersim's source repository)); "
+        "FPR / FNR 1 % / 2 % realised "
         "(scored on prior), asked none (no router.confusion)")

@@ -103,7 +103,7 @@ def test_an_auroc_of_1_on_few_requests_has_an_interval_below_it():
     assert q.asked_text() == (
         "0.72 (workload.difficulty.hint_auroc; no verdict: 5 requests hard or hopeless, under "
         "the 100 of each class a verdict needs (with fewer, the 95% CI held the true AUROC in "
-        "as few as 31 % of simulated samples: docs/metrics.md))")
+        "as few as 31 % of simulated samples: docs/metrics.md in tiersim's source repository))")
 
 
 def report_of_edited_quality(capsys, run: Path, folder: Path, edit: dict):

@@ -59,7 +59,8 @@ def test_the_console_line_names_the_figures_and_says_they_are_modelled(spec_run)
     assert ("speculative decoding bf16: 2.544 tokens per verify step over 2,546 steps, against "
             "2.533 from the formula for the tier's k and acceptance; 51.5 % of drafted tokens "
             "accepted (vLLM's acceptance rate, not the per-position acceptance: "
-            "docs/serving.md); modelled, from the engine's draws") in text
+            "docs/serving.md in tiersim's source repository); modelled, from the engine's "
+            "draws") in text
     assert "speculative decoding w4a16" not in text
 
 
@@ -73,7 +74,7 @@ def test_the_report_has_a_speculative_decoding_table(spec_run):
             "</td><td>2.544</td><td>2.533</td><td>0.515</td></tr></table>") in page
     assert ("Source: modelled, from the engine's acceptance draws; the acceptance rate is "
             "accepted over drafted tokens, not the per-position <code>acceptance</code> "
-            "(docs/serving.md).") in page
+            "(docs/serving.md in tiersim's source repository).") in page
 
 
 def test_a_summary_from_before_the_figures_reads_without_them(spec_run):

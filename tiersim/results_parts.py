@@ -192,7 +192,8 @@ class TierResult:
                 f"{self.spec_verify_steps:,} steps, against "
                 f"{self.spec_expected_tokens_per_step:.3f} from the formula for the tier's k and "
                 f"acceptance; {accepted} of drafted tokens accepted (vLLM's acceptance rate, "
-                f"not the per-position acceptance: docs/serving.md); modelled, from the "
+                f"not the per-position acceptance: docs/serving.md in tiersim's source "
+                f"repository); modelled, from the "
                 f"engine's draws")
 
     def to_json(self) -> dict[str, Any]:
@@ -417,7 +418,7 @@ def _too_few_for_verdict(positives: int | None, requests: int, target: str) -> s
     return (f"{count:,} request{'' if count == 1 else 's'} {words}, under the "
             f"{AUROC_VERDICT_MIN_CLASS} of each class a verdict needs (with fewer, the 95% CI "
             f"held the true AUROC in as few as {AUROC_FEW_COVERAGE} % of simulated samples: "
-            "docs/metrics.md)")
+            "docs/metrics.md in tiersim's source repository)")
 
 
 def _no_interval(positives: int | None, requests: int, target: str | None) -> str:

@@ -234,7 +234,8 @@ class SpeculativeConfig(_Strict):
     k: int = Field(ge=1, le=16, description="draft tokens per step")
     acceptance: float | list[float] = Field(
         description="acceptance rate of each draft position given the ones before it were "
-        "accepted (not vLLM's accepted / drafted: docs/serving.md), one for all or one per "
+        "accepted (not vLLM's accepted / drafted: docs/serving.md in tiersim's source "
+        "repository), one for all or one per "
         "draft position (a trace column spec_acceptance overrides it per request)")
     draft_model: str | None = Field(default=None, description="draft model (bf16, the tier's "
                                     "GPUs); none: a draft head (EAGLE, MTP)")

@@ -468,7 +468,7 @@ def spec_section(run: RunResult) -> str:
          "drafted tokens accepted (fraction; vLLM's acceptance rate)"], rows)
         + "<p class='caption'>Source: modelled, from the engine's acceptance draws; the "
           "acceptance rate is accepted over drafted tokens, not the per-position "
-          "<code>acceptance</code> (docs/serving.md).</p>")
+          "<code>acceptance</code> (docs/serving.md in tiersim's source repository).</p>")
 
 
 def _three(value: float | None) -> str | None:
