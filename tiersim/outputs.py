@@ -526,12 +526,24 @@ def _lock_file(out: Path, kind: str):
         # a lock file this command created goes again while this command holds it (no other
         # command took it meanwhile); one stopped before it took the lock (a signal just after
         # the open) takes it now, unless another command holds it
+        if handle is None and not existed:  # a signal after the file was made, before its
+            handle = _reopened(path)          # handle was: it is this command's to remove too
         if handle is not None and not existed and (took is not None or _try_take(handle)):
             path.unlink(missing_ok=True)
         raise
     finally:
         if handle is not None:
             handle.close()
+
+
+def _reopened(path: Path):
+    """``path`` (a ``.lock``) opened again for :func:`_lock_file`'s clean-up, where a signal
+    came between ``os.open`` making it and its handle being kept; None where it cannot be
+    (gone, or a link)."""
+    try:
+        return os.fdopen(os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)), "r+")
+    except OSError:
+        return None
 
 
 def _write_pid(handle, out: Path, kind: str) -> None:
