@@ -139,13 +139,15 @@ def latency_percentiles(requests: pd.DataFrame) -> dict[str, float | None]:
 
 @dataclass(frozen=True)
 class TierStats:
-    """One tier's request figures: requests answered on it, their share, p99 latencies
-    (:func:`tiersim.summary._tier_stats` makes them)."""
+    """One tier's request figures: requests answered on it, their share, p99 latencies and
+    their accuracy (the run's accuracy over those requests alone, a dropped one scored 0; None
+    for a tier that answered none) (:func:`tiersim.summary._tier_stats` makes them)."""
 
     requests: int
     share: float | None
     ttft_p99_s: float | None
     tpot_p99_s: float | None
+    accuracy: float | None = None
 
 
 def utilization(busy_s: float, replicas: int, duration: float) -> float | None:

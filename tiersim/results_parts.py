@@ -107,6 +107,10 @@ class TierResult:
     requests answered on the tier (final tier), ``passes`` the passes it ran (first passes that
     were admitted plus escalations). ``utilization``: busy replica-seconds over replicas x
     duration; ``kv_peak_frac``: the largest KV use of any one replica over its capacity.
+    ``accuracy``: the run's accuracy over the requests answered on the tier alone (its final
+    tier; a dropped one scored 0, as the run's accuracy scores it; None when it answered none,
+    and in a summary written before it was recorded), on the run's basis and source
+    (``accuracy_source``). The tiers' accuracies weighted by their requests give the run's.
     With prefix caching, ``prefix_hit_rate`` is the fraction of the tier's prompt tokens found
     cached, ``prefix_hit_by_level`` the same per cache level (``gpu``, then offload levels) and
     ``prefix_hit_bound`` what one unbounded cache would have found (None without caching).
@@ -171,6 +175,7 @@ class TierResult:
     spec_tokens_per_step: float | None = None
     spec_expected_tokens_per_step: float | None = None
     spec_draft_acceptance: float | None = None
+    accuracy: float | None = None
 
     @property
     def label(self) -> str:

@@ -208,9 +208,10 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
     final = np.asarray(result.final_tier)
     ttft, tpot = requests["ttft_s"].to_numpy(), requests["tpot_s"].to_numpy()
     lost = ~requests["completed"].to_numpy(dtype=bool)
+    scored = np.where(lost, 0.0, requests["expected_accuracy"].to_numpy(dtype=np.float64))
     out = []
     for i, tier in enumerate(fleet.tiers):
-        stats = _tier_stats(final == i, ttft, tpot)
+        stats = _tier_stats(final == i, ttft, tpot, scored)
         dropped = int((lost & (final == i)).sum())
         cost = ledger.tiers[tier.name]
         blocks = int(result.num_blocks[tier.name])
@@ -218,7 +219,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             name=tier.name, model=tier.config.model, precision=tier.config.precision,
             replicas=tier.config.replicas,
             gpus_per_replica=tier.config.gpus_per_replica, gpus=tier.gpus,
-            requests=stats.requests, share=stats.share, passes=cost.passes,
+            requests=stats.requests, share=stats.share, accuracy=stats.accuracy,
+            passes=cost.passes,
             ttft_p99_s=stats.ttft_p99_s, tpot_p99_s=stats.tpot_p99_s,
             utilization=metrics.utilization(float(sum(result.busy_s[tier.name])),
                                             tier.engine_replicas, duration),
@@ -240,15 +242,18 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
     return tuple(out)
 
 
-def _tier_stats(mine: np.ndarray, ttft: np.ndarray, tpot: np.ndarray) -> metrics.TierStats:
+def _tier_stats(mine: np.ndarray, ttft: np.ndarray, tpot: np.ndarray,
+                scored: np.ndarray | None = None) -> metrics.TierStats:
     """The figures (:class:`tiersim.metrics.TierStats`) of the rows ``mine`` (a tier's
     requests, those whose ``final_tier`` it is) among all the run's, from the latency arrays
-    (no copy of the request table): their count, share of every request, and p99 TTFT and TPOT
-    over those rows alone."""
+    (no copy of the request table): their count, share of every request, p99 TTFT and TPOT
+    over those rows alone, and, given ``scored`` (each request's expected accuracy, 0 for a
+    dropped one, as the run's accuracy scores it), their mean accuracy."""
     n, count = len(mine), int(mine.sum())
+    accuracy = float(scored[mine].mean()) if scored is not None and count else None
     return metrics.TierStats(requests=count, share=count / n if n else None,
                              ttft_p99_s=metrics.percentile(ttft[mine], 99),
-                             tpot_p99_s=metrics.percentile(tpot[mine], 99))
+                             tpot_p99_s=metrics.percentile(tpot[mine], 99), accuracy=accuracy)
 
 
 def prefix_fields(result, tier: str) -> dict[str, Any]:

@@ -372,18 +372,20 @@ def run_headline(run: RunResult) -> str:
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     passes = run.passes_differ()  # a cascade's cheap tier runs more passes than it answers
     out += "<h3>Per tier</h3>" + table(
-        ["tier", "requests", *(["passes run"] if passes else []), "share", "TTFT p99 (s)",
-         "TPOT p99 (s)", "utilization", "KV peak", f"cost (USD, {run.cost_model})",
-         "attributed (USD)"],
+        ["tier", "requests", *(["passes run"] if passes else []), "share", "accuracy",
+         "TTFT p99 (s)", "TPOT p99 (s)", "utilization", "KV peak",
+         f"cost (USD, {run.cost_model})", "attributed (USD)"],
         [[t.label, t.requests, *([t.passes] if passes else []), percent(t.share),
-          t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization), percent(t.kv_peak_frac),
-          t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+          percent(t.accuracy), t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization),
+          percent(t.kv_peak_frac), t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
     dropped = run.tier_dropped_words()  # the tiers' requests count their dropped ones too
     out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
             f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
             f"{page_text(cost)}; attributed: {page_text(ATTRIBUTED_WORDS)}. Utilization is the "
             "share of time a replica runs steps, however full: not headroom (a step counts "
-            "whole whatever its batch)."
+            "whole whatever its batch). A tier's accuracy is the run's over the requests it "
+            "answered alone (a dropped one scored 0): a router sends the hard ones to its "
+            "strong tier, so it reads lower there and says nothing of the tier itself."
             f"{'' if dropped is None else ' ' + page_text(dropped[0].upper() + dropped[1:]) + '.'}"
             "</p>")
     r = run.router
