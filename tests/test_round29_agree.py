@@ -323,7 +323,7 @@ def _report_headline(figures: Figures, run: RunResult, page: PageTables) -> None
         run.cost_per_1m_output_tokens)
     add("GPU-hours", head["GPU-hours provisioned"], run.gpu_hours)
     tiers = page.table("Per tier")
-    _tier_figures(add, tiers, run, tpot_scale=1)
+    _tier_figures(add, tiers, run, tpot_scale=1, accuracy=True)
     r = run.router
     router = {k: v[0] for k, v in page.table("Router").items()}
     _fraction_or_percent(add, "accuracy", router["accuracy"], r.accuracy)
@@ -617,12 +617,14 @@ def test_a_floor_that_is_this_runs_accuracy_reads_as_the_accuracy(accuracy):
                                         "run's accuracy")
 
 
-def _tier_figures(add, rows, run, tpot_scale):
-    """Add each tier's row of a per-tier table (console or report; TPOT at ``tpot_scale``)."""
+def _tier_figures(add, rows, run, tpot_scale, accuracy: bool = False):
+    """Add each tier's row of a per-tier table (console or report; TPOT at ``tpot_scale``;
+    ``accuracy``: the table has the tier's accuracy after its share, as the report's has)."""
     for t in run.tiers:
         cells = rows[t.name if t.model is None else f"{t.name} ({t.model})"]
         for k, (name, value, scale) in enumerate((
                 ("requests", t.requests, 1), ("share", t.share, 100),
+                *([("accuracy", t.accuracy, 100)] if accuracy else []),
                 ("TTFT p99", t.ttft_p99_s, 1), ("TPOT p99", t.tpot_p99_s, tpot_scale),
                 ("utilization", t.utilization, 100), ("KV peak", t.kv_peak_frac, 100),
                 ("cost", t.cost_usd, 1), ("attributed", t.attributed_cost_usd, 1))):

@@ -480,6 +480,31 @@ def _note_borrowed_priors(scenario: Scenario, accuracy_source: dict[str, str]) -
                                "tier's accuracy to give its own"), stacklevel=3)
 
 
+def _note_weight_only_formats(scenario: Scenario) -> None:
+    """A note per tier with a format the scenario's GPU has no tensor cores for (NVFP4 or
+    MXFP4 on Hopper): vLLM runs those layers weight-only, their weights dequantised to BF16
+    math, so a planner who sees an NVFP4 tier read as fast as a W4A16 one is told why, and
+    that the format saves weight memory and reads there, not compute."""
+    from tiersim.hardware import get_gpu, get_model
+    from tiersim.hardware.precisions import weight_formats
+
+    gpu = get_gpu(scenario.gpu)
+    for tier in scenario.tiers:
+        formats = weight_formats(get_model(scenario.tier_model_ref(tier)), tier.precision)
+        lacking = {p.label: p for p in (formats.of(g) for g in formats.present)
+                   if not p.weight_only and p.native_compute != "bf16"
+                   and not p.is_native_on(gpu)}
+        if not lacking:
+            continue
+        names = " and ".join(sorted(lacking))
+        four = all(p.value_bits == 4 for p in lacking.values())
+        warnings.warn(Note(
+            f"tier {tier.name}: {gpu.name} has no {names} tensor cores, so vLLM runs its "
+            f"{names} layers weight-only (the weights dequantised to BF16 math"
+            f"{', as W4A16 runs' if four else ''}); its step times are modelled that way: the "
+            "format saves weight memory and reads here, not compute"), stacklevel=3)
+
+
 def _checkpoint_format(scenario: Scenario, tier) -> str:
     """The format holding most of the weights a ``checkpoint`` tier serves per GPU, as the
     accuracy priors name it (:func:`~tiersim.hardware.precisions.prior_name`)."""
@@ -630,6 +655,7 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     check_step_tiers(scenario, table, source, None if origin is None else origin.step_types)
     prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
     _note_borrowed_priors(scenario, prepared.accuracy_source)
+    _note_weight_only_formats(scenario)
     return prepared
 
 
