@@ -57,6 +57,7 @@ from collections.abc import Callable
 from tiersim.engine.kv_levels import WRITE_QUEUE_S, KVLevel
 from tiersim.engine.request import Req
 from tiersim.perf.base import StepShape
+from tiersim.prefix_hits import most_hit_tokens
 
 
 def hit_tokens(found: int, prompt: int, block_size: int) -> int:
@@ -64,12 +65,6 @@ def hit_tokens(found: int, prompt: int, block_size: int) -> int:
     at most the whole ``block_size`` blocks before its last token (vLLM's
     ``get_computed_blocks``: ``num_tokens - 1`` tokens at most, in whole blocks)."""
     return min(found, most_hit_tokens(prompt, block_size))
-
-
-def most_hit_tokens(prompt, block_size: int):
-    """The most prompt tokens of a ``prompt`` a prefix hit may skip: the whole ``block_size``
-    blocks before its last token (ints, or numpy arrays of them)."""
-    return (prompt - 1) // block_size * block_size
 
 
 class PrefixCache:

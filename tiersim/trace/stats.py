@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from tiersim.engine.prefix_cache import most_hit_tokens
+from tiersim.prefix_hits import most_hit_tokens
 from tiersim.trace import canonical
 from tiersim.trace.canonical import HASH_BLOCK_TOKENS
 
