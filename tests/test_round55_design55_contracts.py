@@ -252,3 +252,27 @@ def test_the_readmes_setup_commands_name_what_the_project_provides():
     assert set(extras.split(",")) <= set(ci_extras.split(","))
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
         "ini_options"]["testpaths"] == ["tests"]
+
+
+# ------------------------------------------------------------------ docs/CONTRACTS.md's lists
+
+def _contracts() -> str:
+    return (ROOT / "docs" / "CONTRACTS.md").read_text()
+
+
+def test_contracts_names_every_command_line_module():
+    """The Command line section lists the cli modules; round 54 added three it did not name."""
+    section = _contracts().split("### Command line", 1)[1].split("\n### ", 1)[0]
+    modules = {p.stem for p in (ROOT / "tiersim" / "cli").glob("*.py")} - {"__init__"}
+    assert sorted(m for m in modules if f"`{m}`" not in section) == []
+
+
+def test_contracts_names_every_results_module_and_what_tiersim_results_exports():
+    import tiersim.results as results
+
+    text = _contracts()
+    modules = {p.stem for p in (ROOT / "tiersim").glob("results_*.py")}
+    assert sorted(m for m in modules if f"`tiersim.{m}`" not in text) == []
+    for name in ("RunResult", "TierResult", "RouterResult", "RouterQuality", "SavingsResult",
+                 "UniformBaseline", "Sources", "ProfileUsed", "PlanResult", "within_limit"):
+        assert hasattr(results, name), name
