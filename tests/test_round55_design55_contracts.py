@@ -276,3 +276,20 @@ def test_contracts_names_every_results_module_and_what_tiersim_results_exports()
     for name in ("RunResult", "TierResult", "RouterResult", "RouterQuality", "SavingsResult",
                  "UniformBaseline", "Sources", "ProfileUsed", "PlanResult", "within_limit"):
         assert hasattr(results, name), name
+
+
+# ------------------------------------------------------------------ DESIGN.md section 6
+
+#: requests.parquet's columns as DESIGN.md section 6 lists them ("prefix tokens hit" is
+#: ``prefix_hit_tokens``); test_runner compared the file with the code's own list alone, so a
+#: column dropped from both passed.
+DESIGN_REQUEST_COLUMNS = ("tier", "replica", "arrival_s", "first_token_s", "finish_s", "ttft_s",
+                          "tpot_s", "e2e_s", "queue_s", "preemptions", "escalated",
+                          "prefix_hit_tokens", "expected_accuracy", "cost_usd")
+
+
+def test_the_request_table_holds_designs_columns():
+    from tiersim.summary import REQUEST_COLUMNS, SESSION_COLUMNS
+
+    assert [c for c in DESIGN_REQUEST_COLUMNS if c not in REQUEST_COLUMNS] == []
+    assert {"session_id", "step"} <= set(SESSION_COLUMNS)  # "session/step for agentic traffic"

@@ -21,7 +21,7 @@ SUMMARY_KEYS = {
     "requests", "completed", "dropped", "duration_s", "cost_usd", "attributed_cost_usd",
     "gpu_hours", "cost_per_1m_output_tokens", "accuracy", "ttft_p50_s", "ttft_p99_s",
     "tpot_p50_s", "tpot_p99_s", "e2e_p99_s", "throughput_tok_s", "slo_attainment", "tiers",
-    "router", "sources", "profile",
+    "router", "sources", "profile", "savings",  # savings: DESIGN.md section 6 (round 55)
 }
 TIER_KEYS = {"requests", "share", "ttft_p99_s", "tpot_p99_s", "utilization", "kv_peak_frac",
              "cost_usd", "step_time_source"}
