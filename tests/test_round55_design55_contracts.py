@@ -293,3 +293,26 @@ def test_the_request_table_holds_designs_columns():
 
     assert [c for c in DESIGN_REQUEST_COLUMNS if c not in REQUEST_COLUMNS] == []
     assert {"session_id", "step"} <= set(SESSION_COLUMNS)  # "session/step for agentic traffic"
+
+
+# ------------------------------------------------------------------ bundled scenarios
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "tiersim" / "scenarios")
+                                        .glob("*.yaml")))
+def test_every_bundled_scenario_loads_and_reads_its_trace_from_the_package(name):
+    """DESIGN.md section 2: "profiles/ traces/ scenarios/ shipped data, packaged so a wheel
+    install finds them". Every scenario the package ships is valid, names a trace the package
+    ships (or one it generates) and a profile it ships, so `tiersim run NAME` works from a
+    wheel (the wheel test runs tiny and default only)."""
+    from tiersim.inputs import load_scenario_trace
+    from tiersim.paths import bundled
+    from tiersim.scenario import load_scenario
+
+    path = bundled("scenarios", name)
+    scenario = load_scenario(path)
+    profile = scenario.profile
+    if profile is not None:
+        assert Path(bundled("profiles", Path(profile).name)).is_file()
+    loaded = load_scenario_trace(scenario, str(path))
+    assert len(loaded.table) > 0
+    assert Path(loaded.origin.path).resolve().parent == (ROOT / "tiersim" / "traces").resolve()
