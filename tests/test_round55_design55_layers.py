@@ -27,9 +27,14 @@ FORBIDDEN = {
 }
 
 
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The import graph, read once (every source file's AST)."""
+    return import_graph()
+
+
 @pytest.mark.parametrize("node", sorted(FORBIDDEN))
-def test_a_lower_layer_never_imports_an_upper_one(node):
-    graph = import_graph()
+def test_a_lower_layer_never_imports_an_upper_one(graph, node):
     assert node in graph, f"{node} is no longer a node of the graph: update FORBIDDEN"
     assert sorted(graph[node] & FORBIDDEN[node]) == []
 
