@@ -188,8 +188,10 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     ttft, tpot, floor = map(plain_float, (ttft, tpot, floor))  # checked: the text is not kept
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
     if hours_per_month is not None and not 0 < hours_per_month <= 744:
-        raise TiersimError(f"--hours-per-month {hours_per_month:g}: give the hours a month is "
-                           "paid for, above 0 and at most 744 (730: 24/7)")
+        from tiersim.numbers import as_written  # as typed: 744.0000001 read "744" with :g
+
+        raise TiersimError(f"--hours-per-month {as_written(hours_per_month)}: give the hours a "
+                           "month is paid for, above 0 and at most 744 (730: 24/7)")
     today = today_fleet(scenario, str(scenario_path), current,
                         None if hours_per_month is None else plain_float(hours_per_month))
     gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
