@@ -84,14 +84,14 @@ def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, st
     by_name = {t.name: t for t in scenario.all_tiers}
     order = [t.name for t in scenario.all_tiers]
     keys = scenario.plan
-    if hours is None:
-        hours = keys.hours_per_month if keys is not None else HOURS_PER_MONTH
     if flag is None and keys is None:
-        if hours != HOURS_PER_MONTH:
+        if hours is not None:  # typed, even at the default 730: it prices no month either
             raise TiersimError(f"{HOURS_FLAG}: {source} names no fleet run today, so there is "
                                "no month to price; name it with plan.current in the scenario "
                                f"or {FLAG} TIER=REPLICASxGPUS")
         return None
+    if hours is None:
+        hours = keys.hours_per_month if keys is not None else HOURS_PER_MONTH
     if flag is None:
         tiers = [TodayTier(t.tier, t.replicas, t.gpus_per_replica
                            or by_name[t.tier].gpus_per_replica, f"plan.current[{k}]")
