@@ -75,7 +75,7 @@ def saving_words(current: dict[str, Any]) -> str | None:
     fleet: 14.0 USD/hour less, 10,220 USD less a month of 730 hours (24/7, ...)"; "costs ...
     more than" where the plan is the dearer; the constraints today's fleet misses said after
     it. None without a plan (no saving)."""
-    from tiersim.results import figure_text, saving_verdict
+    from tiersim.results import as_given, figure_text, saving_verdict
     from tiersim.results_savings import costs_more
 
     per_hour = current.get("vs_current_per_hour_usd")
@@ -87,12 +87,12 @@ def saving_words(current: dict[str, Any]) -> str | None:
     words = (f"the plan costs the same{per} as" if verdict == "same" else
              f"the plan {costs_more(shown, per)} than" if verdict == "costs" else
              f"the plan saves {shown}{per} against")
-    hours = current.get("hours_per_month")
-    month = current.get("vs_current_per_month_usd")
+    hours = current.get("hours_per_month")  # said as set: to 3 figures, 730.5 read "730"
+    month = current.get("vs_current_per_month_usd")  # beside 730.5 hours' USD
     gap = "more" if verdict == "costs" else "less"
     amounts = "" if verdict == "same" else (
         f": {figure_text(abs(per_hour))} USD/hour {gap}, "
-        f"{figure_text(abs(month))} USD {gap} a month of {figure_text(hours)} hours "
+        f"{figure_text(abs(month))} USD {gap} a month of {as_given(hours)} hours "
         f"({_month_words(hours)}both fleets provisioned for the trace's load; modelled)")
     text = f"{words} today's fleet{amounts}"
     if not (current.get("meets_slos") and current.get("meets_floor") is not False):

@@ -1049,7 +1049,7 @@ def _today_saving_rows(per_hour: float | None, month: float | None,
         return []
     word = "the plan costs more than it by" if per_hour < 0 else "saved vs it"
     return [[f"{word} (USD per hour)", abs(per_hour)],
-            [f"{word} (USD a month of {figure_text(hours)} hours)",
+            [f"{word} (USD a month of {as_given(hours)} hours)",  # as set, as the console
              None if month is None else abs(month)]]
 
 
