@@ -324,6 +324,14 @@ class RouterQuality:
             return None
         return f"{self.auroc_text()} for {self.target}"
 
+    def too_few_words(self) -> str | None:
+        """Why no verdict is drawn from the AUROC's interval, where the smaller class has fewer
+        than :data:`AUROC_VERDICT_MIN_CLASS` requests (or the counts are not recorded): the
+        reason :meth:`asked_text` gives after "no verdict", and the plan's line on a router no
+        better than chance (:func:`tiersim.cli.plan_text._chance_line`) gives too, so the two
+        never judge one interval by two rules; None where there are enough."""
+        return _too_few_for_verdict(self.positives, self.requests, self.target)
+
     def _ordered_past_chance(self) -> bool:
         """Whether the AUROC is 1 (every request of the target scored above every other) where
         a score drawn at random orders them so less than 2.5 % of the time (once in C(requests,
@@ -375,7 +383,7 @@ class RouterQuality:
         where the interval is not known to hold the true AUROC in 95 % of samples."""
         if self.auroc_asked is None or self.auroc_ci95 is None:
             return ""
-        few = _too_few_for_verdict(self.positives, self.requests, self.target)
+        few = self.too_few_words()
         if few is not None:
             return f"; no verdict: {few}"
         lo, hi = self.auroc_ci95

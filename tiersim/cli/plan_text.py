@@ -185,15 +185,20 @@ def _chance_line(quality, saving: dict) -> list[str]:
     better than chance on this trace, so the plan's saving is that of a split no better than a
     random one meeting the floor; with the plan's figure against a static split of equal
     accuracy where it has one. fresh54's floor router read 0.514 (0.478 - 0.549) beside a plan
-    quoting 41.7 % saved, and no line said so; none where the interval leaves 0.5 out."""
+    quoting 41.7 % saved, and no line said so; none where the interval leaves 0.5 out. With
+    fewer than 100 requests of a class, "no verdict on chance" and why
+    (:meth:`~tiersim.results.RouterQuality.too_few_words`), as the AUROC asked is given no
+    verdict from the same interval (review55: the two read one interval by two rules)."""
     from tiersim.results import basis_words, saving_verdict
     from tiersim.results_savings import costs_more, mix_words
 
     text = quality.chance_text() if quality is not None else None
     if text is None:
         return []
-    line = (f"  router: its realised AUROC, {text}, has 0.5 inside its 95% CI: its choices "
-            "are no better than chance on this trace (modelled)")
+    few = quality.too_few_words()  # the asked AUROC's rule: no verdict under 100 of a class
+    verdict = ("its choices are no better than chance on this trace" if few is None
+               else f"no verdict on chance: {few}")
+    line = f"  router: its realised AUROC, {text}, has 0.5 inside its 95% CI: {verdict} (modelled)"
     frac, usd = saving.get("vs_static_split_frac"), saving.get("vs_static_split_usd")
     verdict, shown = saving_verdict(frac, usd)
     if shown is not None:
