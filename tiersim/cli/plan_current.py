@@ -225,7 +225,9 @@ def _said(err: Exception | None) -> str:
 
 def current_record(evaluator, today: Today, constraints, result) -> dict[str, Any]:
     """plan.json's ``current``: today's fleet simulated by the plan's evaluator (the same
-    trace, seed and draws; under ``--robust`` the worst over its seeds, as every design's),
+    trace, seed and draws; under ``--robust`` the worst over its seeds, as every design's; a
+    disaggregated tier at the scenario's split, as a run of it, not the best of its splits:
+    :meth:`~tiersim.plan.evaluate.SimEvaluator.as_configured`),
     its cost per hour provisioned, p99s, accuracy and drops against the constraints, and the
     plan's saving against it per hour and per month of ``hours_per_month`` hours (None
     without a plan), split into right-sizing and the plan's design
@@ -235,7 +237,12 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     from tiersim.results_current import split_record
 
     design, replicas = design_of(today)
-    o = evaluator.evaluate(design, replicas)
+    configured = getattr(evaluator, "as_configured", None)  # a split tier at today's split
+    if configured is None:
+        o = evaluator.evaluate(design, replicas)
+    else:
+        with configured():
+            o = evaluator.evaluate(design, replicas)
     floor = constraints.accuracy_floor
     meets_floor = None if floor is None else (o.accuracy is None
                                               or reaches_floor(o.accuracy, floor))

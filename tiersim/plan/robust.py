@@ -30,6 +30,7 @@ peaked at 199 MB, 170 MB with them shared (measured, /usr/bin/time -v, 2026-12-0
 from __future__ import annotations
 
 import collections
+import contextlib
 from dataclasses import replace
 from typing import Any
 
@@ -161,6 +162,16 @@ class SeedsEvaluator:
         tier the plan's own seed sends nothing, but another seed does, is sized, not turned
         away as idle."""
         return [e.routing(design) for e in self.evaluators]
+
+    @contextlib.contextmanager
+    def as_configured(self):
+        """Every seed's evaluator at its split tiers' own splits
+        (:meth:`tiersim.plan.evaluate.SimEvaluator.as_configured`), not the first seed's alone
+        (what the class's other attributes read)."""
+        with contextlib.ExitStack() as stack:
+            for e in self.evaluators:
+                stack.enter_context(e.as_configured())
+            yield self
 
     def outcomes(self, design: Design, replicas: dict[str, int]) -> list[Outcome]:
         """The fleet simulated at each seed (each evaluator caches its own)."""
