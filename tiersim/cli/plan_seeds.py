@@ -278,7 +278,10 @@ def _reused_row(seed: int, robust: dict, base: dict | None, cost_model: str | No
 def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None, same: bool,
               cost_model: str | None, plan_costs: dict | None = None) -> dict:
     """The planned fleet (and the saving's baseline) simulated at ``seed``; the planned
-    fleet's (cost over the trace, USD/hour) there go into ``plan_costs`` under ``seed``."""
+    fleet's (cost over the trace, USD/hour) there go into ``plan_costs`` under ``seed``. The
+    planned fleet's disaggregated tiers run at the split the planned scenario writes
+    (:meth:`~tiersim.plan.evaluate.SimEvaluator.as_configured`), as a run of it at ``seed``
+    does; before, at the best split at ``seed``, which the plan may not write (review55)."""
     from tiersim.plan.constraints import margins
     from tiersim.plan.evaluate import Design, SimEvaluator
     from tiersim.results import paid_share
@@ -291,7 +294,9 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
         evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)  # a split chosen as the plan chose it
         design = Design(tuple(t.name for t in seeded.tiers),
                         tuple(t.gpus_per_replica for t in seeded.tiers))
-        o = evaluator.evaluate(design, {t.name: t.replicas for t in seeded.tiers})
+        # at the split the planned scenario writes, as a run of it does (not its best here)
+        with evaluator.as_configured():
+            o = evaluator.evaluate(design, {t.name: t.replicas for t in seeded.tiers})
         row = {"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
                "accuracy": o.accuracy, "dropped": o.dropped,
                "missed": [k for k, m in _ordered(margins(o, c)) if not m["met"]],
