@@ -75,10 +75,12 @@ def spread_mix(shift: int = 0) -> LengthMix:
 
 def tier_of(model, price_per_hour: float = 3.6) -> SimpleNamespace:
     """A built tier as :func:`cost_weight` reads it: ``model`` on vLLM's default limits, one
-    GPU at ``price_per_hour`` USD."""
-    config = SimpleNamespace(cost_per_request_usd=None, output_length_multiplier=1.0)
+    GPU at ``price_per_hour`` USD, no speculative decoding; no KV blocks known (0: round 55's
+    KV cap on the price's batch does not apply, ``max_num_seqs`` alone caps it)."""
+    config = SimpleNamespace(cost_per_request_usd=None, output_length_multiplier=1.0,
+                             speculative=None)
     return SimpleNamespace(config=config, step_model=model, limits=SchedulerLimits(),
-                           usd_per_replica_second=price_per_hour / 3600)
+                           num_blocks=0, usd_per_replica_second=price_per_hour / 3600)
 
 
 def reference_step_price(model, price_per_hour: float = 3.6) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import fleet as fleet_mod
+from tiersim.engine import sequences_held
 from tiersim.errors import Note, ScenarioError, TiersimError, TraceError
 from tiersim.fleet import BuiltTier, Fleet, build_fleet
 from tiersim.memory import beyond_room, memory_room
@@ -540,18 +541,22 @@ def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) 
     if not len(mix.prompt):
         return 0.0
     seconds = request_seconds(tier.step_model, tier.limits,
-                              tier.config.output_length_multiplier, mix, mix.rate)
+                              tier.config.output_length_multiplier, mix, mix.rate,
+                              tier.num_blocks, fleet_mod.draft_tokens(tier.config))
     return tier.usd_per_replica_second * float(seconds.mean())
 
 
 def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
-                    rate: float = 0.0) -> np.ndarray:
+                    rate: float = 0.0, num_blocks: int = 0, extra: int = 0) -> np.ndarray:
     """Replica-seconds each request of ``mix`` takes on one engine replica of step model
     ``model`` receiving ``rate`` requests a second: its prompt prefilled alone, in chunks of
     the scheduler's ``max_num_batched_tokens`` (each chunk one step, beside the prompt's
     earlier chunks in the cache), plus its output tokens on the tier (``multiplier``
     applied, at least one) each a share of a pure-decode step of the replica's decode batch
-    (:func:`decode_batch`) at its mean context (prompt plus half its output). Neither a
+    (:func:`decode_batch`) at its mean context (prompt plus half its output). The batch is
+    capped by :func:`batch_cap`: ``max_num_seqs``, and the sequences of the mix's mean
+    length a replica of ``num_blocks`` KV blocks holds (0: not known, no such cap; ``extra``:
+    draft token slots each sequence holds beside its own). Neither a
     prefix cache's hits nor speculative decoding is counted, as the routers compare tiers on
     the same requests."""
     from tiersim.routing.capability import output_on_tier
@@ -567,8 +572,23 @@ def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
         prefill[i] = seen[tokens]
     output = output_on_tier(mix.output, multiplier).astype(np.float64)
     step = DecodeSteps(model, mix.prompt + output / 2.0)
-    seqs = decode_batch(rate, prefill, output, step, int(limits.max_num_seqs), mix.arrivals)
+    cap = batch_cap(limits, num_blocks, float(np.mean(mix.prompt + output)), extra)
+    seqs = decode_batch(rate, prefill, output, step, cap, mix.arrivals)
     return prefill + output * step(seqs) / seqs
+
+
+def batch_cap(limits: Any, num_blocks: int, tokens: float, extra: int = 0) -> int:
+    """The most sequences a replica's decode batch is priced at (:func:`decode_batch`): the
+    scheduler's ``max_num_seqs``, or fewer where its KV cache (``num_blocks`` blocks, the
+    engine's own figure, :attr:`tiersim.fleet.BuiltTier.num_blocks`) holds fewer sequences of
+    ``tokens`` tokens (the priced requests' mean prompt + output on the tier), each at its
+    full length (:func:`tiersim.engine.sequences_held`, as the run's KV-thrashing note counts
+    them); at least 1 (a cache that holds no such sequence whole still runs one at a time).
+    ``num_blocks`` 0: no KV capacity known, ``max_num_seqs`` alone."""
+    cap = max(1, int(limits.max_num_seqs))
+    if num_blocks <= 0 or not np.isfinite(tokens):
+        return cap
+    return max(1, min(cap, sequences_held(limits, int(num_blocks), int(tokens), int(extra))))
 
 
 class DecodeSteps:
@@ -617,7 +637,8 @@ def decode_batch(rate: float, prefill: np.ndarray, output: np.ndarray, step: Any
     the fleet's replicas share them (:meth:`Arrivals.busy_batch`: bursty arrivals keep the
     replicas busy a smaller share of the time, at a larger batch), else at Poisson arrivals
     to one replica (:func:`busy_batch`); at least
-    1 and at most ``cap`` (the scheduler's ``max_num_seqs``). The time grows with the batch
+    1 and at most ``cap`` (:func:`batch_cap`: the scheduler's ``max_num_seqs``, or the
+    sequences the replica's KV cache holds where fewer). The time grows with the batch
     (and the batch with the time), so from
     one sequence each round's batch is no less than the one before and they rise to the
     least fixed point; they stop when a round moves the batch by under a millionth, or at

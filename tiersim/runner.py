@@ -27,9 +27,9 @@ import pandas as pd
 
 from tiersim import costs, outputs, response_cache, savings, session_metrics, summary
 from tiersim import fleet as fleet_mod
-from tiersim.engine.request import seq_blocks
+from tiersim.engine.request import sequences_held
 from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor, notes_of
-from tiersim.fleet import build_fleet
+from tiersim.fleet import build_fleet, draft_tokens
 from tiersim.hardware.models import is_local_path
 from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call runner.<name>
     PRICE_SAMPLE,
@@ -703,7 +703,8 @@ def _note_thrashing(fleet, df: pd.DataFrame, result, source: str) -> None:
         if not mine.any() or preemptions[mine].mean() < THRASHING_PREEMPTIONS:
             continue
         limits = tier.limits
-        held = tier.num_blocks // seq_blocks(limits, int(tokens[mine].mean()))
+        held = sequences_held(limits, tier.num_blocks, int(tokens[mine].mean()),
+                              draft_tokens(tier.config))
         warnings.warn(f"{source}: tier {tier.name} preempted its requests "
                       f"{preemptions[mine].mean():,.0f} times on average (KV cache thrashing: "
                       f"a replica's KV cache holds {held:,} of these sequences at once); "

@@ -112,6 +112,16 @@ def seq_blocks(limits: SchedulerLimits, upto: int, new: int = 1) -> int:
             + limits.state_blocks)
 
 
+def sequences_held(limits: SchedulerLimits, num_blocks: int, tokens: int, extra: int = 0) -> int:
+    """How many sequences of ``tokens`` tokens each (prompt + output) a replica of
+    ``num_blocks`` KV blocks holds at once, each at its full length (:func:`seq_blocks` of
+    its last decode step, its fixed state's blocks included; ``extra``: token slots each
+    holds beside them, a speculative tier's ``k`` draft tokens): the blocks over a
+    sequence's. The one figure the run's KV-thrashing note and the router's price
+    (:func:`tiersim.inputs.request_seconds`) read; 0: not one fits."""
+    return int(num_blocks) // seq_blocks(limits, max(1, int(tokens) + int(extra)))
+
+
 def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -> int:
     """The most tokens (prompt + output) one request may have on a replica of ``num_blocks``
     KV blocks: its token blocks and its fixed state's (``limits.state_blocks``) must fit above
