@@ -69,7 +69,9 @@ def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, ca
     dearer per request (0.000621). Round 53: priced at the decode batch the run's load
     gives a replica of its 2, FP8 at TP4 reads 0.00255 against BF16's 0.00131 (the load per
     replica is the same, the replica price twice). Round 54 (the batch counted on the
-    trace's arrivals as the 2 replicas share them): 0.00259 against 0.00131. The prices are
+    trace's arrivals as the 2 replicas share them): 0.00259 against 0.00131. Round 55 (the
+    rate as the trace minute's 190 gaps over its span, not its 191 rows: 0.5 % less load):
+    0.0026 against 0.00131 (FP8 0.5 % dearer, printed to 3 digits, 0.00260). The prices are
     the shipped H200 profile's (they move with it)."""
     text = FP8_BF16_TP2.replace("{name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 2",
                                 "{name: fp8, precision: fp8, replicas: 1, gpus_per_replica: 4")
@@ -80,7 +82,7 @@ def test_the_idle_tier_note_says_why_a_floor_router_sent_it_nothing(tmp_path, ca
         "per request, priced over up to 256 of the served requests, each by the "
         "replica-seconds it takes on the tier's step model, its prompt in the engine's chunks "
         "and its output at the decode batch the run's load gives a replica of its fleet "
-        "(Little's law): fp8's 0.00259 USD is no less than bf16's 0.00131, so it gains "
+        "(Little's law): fp8's 0.0026 USD is no less than bf16's 0.00131, so it gains "
         "nothing by sending it requests), yet its 1 x 4 GPUs are "
         "provisioned: 0.301 of the run's 0.452 USD; remove the tier, or make it cheaper per "
         "request than bf16 (its gpus_per_replica or cost_per_gpu_hour)"]

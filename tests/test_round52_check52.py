@@ -105,7 +105,10 @@ def by_hand(tier, df, seed: int, replicas: int) -> float:
     took b = 32), the mean requests in the engine over the busy replicas with each arrival
     in the engine a request's mean time from its arrival, counted one event at a time
     (:func:`busy_counted`; round 53 took Poisson arrivals, ``load / (1 - exp(-load))``);
-    times USD per replica-second."""
+    times USD per replica-second. Round 55: the rate is the table's ``n - 1`` gaps over its
+    span (not ``n`` rows), and b is capped by the sequences of the priced rows' mean prompt +
+    output the tier's KV blocks hold as well as by ``max_num_seqs`` (no state blocks or
+    windows on these tiers: the blocks over ``ceil(tokens / block_size)``)."""
     import math
 
     import numpy as np
@@ -115,10 +118,14 @@ def by_hand(tier, df, seed: int, replicas: int) -> float:
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(52,)))
     rows = np.sort(rng.choice(len(df), 256, replace=False))
     arrival = df["arrival_s"].to_numpy()
-    rate = len(df) / (arrival.max() - arrival.min()) / replicas
-    chunk, cap = tier.limits.max_num_batched_tokens, tier.limits.max_num_seqs
+    rate = (len(df) - 1) / (arrival.max() - arrival.min()) / replicas
+    chunk = tier.limits.max_num_batched_tokens
     lengths = [(int(p), max(1, int(o))) for p, o in zip(
         df["input_tokens"].to_numpy()[rows], df["output_tokens"].to_numpy()[rows], strict=True)]
+    assert not tier.limits.state_blocks and not tier.limits.window
+    tokens = int(sum(p + o for p, o in lengths) / len(lengths))
+    held = tier.num_blocks // math.ceil(tokens / tier.limits.block_size)
+    cap = min(tier.limits.max_num_seqs, held)
     prefill = [sum(tier.step_model.step_time(StepShape(
         prefill_chunks=((min(chunk, p - start), start),))) for start in range(0, p, chunk))
         for p, _ in lengths]

@@ -119,12 +119,13 @@ def table(rows: int, seconds_apart: float) -> pd.DataFrame:
 
 
 def test_the_load_is_the_table_s_rate_over_the_fleet_s_replicas():
-    """1,000 requests over 999 x 0.25 s: 4.004 a second, over 4 replicas 1.001 each; the
-    same draw for the same seed, none for fewer than two rows."""
+    """1,000 requests over 999 x 0.25 s: 999 gaps of 0.25 s, 4 a second (round 55: the
+    gaps over the span; the rows over it read 4.004), over 4 replicas 1 each; the same draw
+    for the same seed, none for fewer than two rows."""
     df = table(1000, 0.25)
-    assert arrival_rate(df) == pytest.approx(1000 / 249.75, rel=1e-12)
+    assert arrival_rate(df) == pytest.approx(4.0, rel=1e-12)
     first, again = price_sample(df, 5, 4), price_sample(df, 5, 4)
-    assert first.rate == pytest.approx(1000 / 249.75 / 4, rel=1e-12)
+    assert first.rate == pytest.approx(1.0, rel=1e-12)
     assert np.array_equal(first.prompt, again.prompt) and first.rate == again.rate
     assert arrival_rate(table(1, 1.0)) == 0.0
     assert arrival_rate(table(3, 0.0)) == 0.0
