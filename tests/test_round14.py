@@ -308,7 +308,10 @@ def test_a_sweep_value_no_point_accepts_is_blamed_on_its_own_axis(tmp_path, caps
     line = one_error_line(*run_cli(capsys, "sweep", path, "--out", tmp_path / "o",
                                    "--no-baselines"))
     assert line == (f"Error: {path}: line 32: sweep: 'tiers.bf16.replicas': tiers[1].replicas: "
-                    "must be >= 1 (got 0) (value 0)")
+                    "must be >= 1 (got 0): a tier runs 1 replica or more; to keep a tier out "
+                    "of the routed fleet, move it under baselines: (sized only as a uniform "
+                    "fleet for the saving) or remove it (tiersim plan chooses every tier's "
+                    "replicas, zero included, whatever count is written) (value 0)")
 
 
 def test_a_multimodal_wrapper_says_its_vision_tower_is_not_counted(tmp_path):

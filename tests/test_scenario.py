@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from conftest import REPO, tiny_doc
@@ -10,6 +12,11 @@ from hypothesis import strategies as st
 
 from tiersim.errors import ScenarioError
 from tiersim.scenario import Scenario, format_loc, load_scenario, scenario_from_dict
+
+ZERO_FIX = ("a tier runs 1 replica or more; to keep a tier out of the routed fleet, move it "
+            "under baselines: (sized only as a uniform fleet for the saving) or remove it "
+            "(tiersim plan chooses every tier's replicas, zero included, whatever count is "
+            "written)")  # fresh55a: the fix a planner writing replicas: 0 was not told
 
 BASE = """\
 name: t
@@ -69,7 +76,8 @@ def test_unknown_top_level_key_lists_nothing_close(scenario_file):
 def test_bad_value_names_bound_and_value(scenario_file):
     text = BASE.replace("    replicas: 1\n    cost_per_gpu_hour: 3.5\n",
                         "    replicas: 0\n    cost_per_gpu_hour: 3.5\n", 1)
-    assert error_of(scenario_file, text) == "line 8: tiers[0].replicas: must be >= 1 (got 0)"
+    assert error_of(scenario_file, text) == ("line 8: tiers[0].replicas: must be >= 1 (got 0): "
+                                             + ZERO_FIX)
 
 
 def test_wrong_type(scenario_file):
@@ -230,7 +238,8 @@ def test_from_dict_names_the_source_without_lines():
     doc["tiers"][1]["replicas"] = -2
     with pytest.raises(ScenarioError) as info:
         scenario_from_dict(doc, "sweep point 3")
-    assert str(info.value) == "sweep point 3: tiers[1].replicas: must be >= 1 (got -2)"
+    assert str(info.value) == ("sweep point 3: tiers[1].replicas: must be >= 1 (got -2): "
+                                 + ZERO_FIX)
 
 
 def test_from_dict_keeps_the_source_for_relative_paths():
@@ -251,7 +260,8 @@ def test_replicas_bound_holds_for_any_value(replicas):
     if replicas >= 1:
         assert scenario_from_dict(doc, "p").tiers[0].replicas == replicas
     else:
-        with pytest.raises(ScenarioError, match=rf"must be >= 1 \(got {replicas}\)$"):
+        with pytest.raises(ScenarioError,
+                           match=rf"must be >= 1 \(got {replicas}\): {re.escape(ZERO_FIX)}$"):
             scenario_from_dict(doc, "p")
 
 

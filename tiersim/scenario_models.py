@@ -292,7 +292,7 @@ class TierConfig(_Strict):
                               "config.json); default: the scenario's")
     precision: str = Field(description="bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4, or "
                            "checkpoint (the formats its config.json declares)")
-    replicas: int = Field(ge=1, description="at most limits.max_replicas (default 1024)")
+    replicas: int = Field(description="1 or more, at most limits.max_replicas (default 1024)")
     gpus_per_replica: int = Field(default=1, ge=1, le=MAX_GPUS_PER_REPLICA,
                                   description="GPUs one replica "
                                   "uses in all (tensor parallel x data_parallel)")
@@ -341,6 +341,23 @@ class TierConfig(_Strict):
         (one check once compared the raw text and sized an FP8-KV checkpoint's cache in
         BF16)."""
         return value.strip().lower()
+
+    @field_validator("replicas", mode="before")
+    @classmethod
+    def _runs(cls, value: Any) -> Any:
+        """At least one replica, saying how to keep a tier out of the fleet where 0 was written
+        for it: "zero drops a tier" is the planner's word (README), and a planner writing
+        ``replicas: 0`` for a candidate tier was told only "must be >= 1 (got 0)". A whole number
+        below 1 is quoted as the file writes it (``0e0``, ``-2.0``); anything else goes on to
+        the integer checks."""
+        if (isinstance(value, int | float) and not isinstance(value, bool)
+                and float(value).is_integer() and value < 1):
+            raise KeyedError((), "must be >= 1 (got {got}): a tier runs 1 replica or more; to "
+                             "keep a tier out of the routed fleet, move it under baselines: "
+                             "(sized only as a uniform fleet for the saving) or remove it "
+                             "(tiersim plan chooses every tier's replicas, zero included, "
+                             "whatever count is written)", {"got": ((), value)})
+        return value
 
     @field_validator("gpu_memory_utilization", mode="wrap")
     @classmethod
@@ -573,6 +590,12 @@ class Scenario(_Strict):
         if value is None:
             return []
         if isinstance(value, list):
+            for i, item in enumerate(value):
+                given = item.get("replicas") if isinstance(item, dict) else None
+                if isinstance(given, int) and not isinstance(given, bool) and given < 1:
+                    raise KeyedError((i, "replicas"), "must be >= 1 (got {got}): a baseline "
+                                     "is sized by simulation, so its replicas are unused; "
+                                     "leave the key out", {"got": ((i, "replicas"), given)})
             return [{"replicas": _split_replicas(item), **item} if isinstance(item, dict)
                     else item for item in value]
         return value
