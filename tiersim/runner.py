@@ -193,6 +193,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                                           source, end_s, series=series)
     _note_rerouted(assignment, infos, source)
     _note_fragile_cuts(assignment.fit, infos, source)
+    _note_refit_on_draws(scenario, assignment, infos, source)
     _note_dropped(fleet, df, result, source, scenario.trace.skip_longer_than)
     _note_thrashing(fleet, df, result, source)
     with _quiet_if_empty(df):  # no request left (the response cache answered all): "-"s
@@ -492,6 +493,32 @@ def _note_fragile_cuts(fit: dict | None, infos: list[TierInfo], source: str) -> 
                   "check the plan at other seeds (`tiersim plan --check-seeds`) or size it for "
                   "them (`tiersim plan --robust`), or fit on a larger labelled sample or set a "
                   "floor further from the tiers' accuracies", Note,
+                  stacklevel=2)
+
+
+def _note_refit_on_draws(scenario: Scenario, assignment: Assignment, infos: list[TierInfo],
+                         source: str) -> None:
+    """A note where ``router.confusion`` is set (zeros included) on a ``floor`` or ``budget``
+    router: it then fits its cuts on the realised 0/1 correctness, not the expected one, and
+    routes otherwise than the same scenario without ``confusion`` (fresh55a: a plan sized FP8
+    1 x 2 + BF16 1 x 4 with 52 % to FP8; its scenario.yaml with a ``router.confusion.fpr``
+    sweep sent FP8 100 % at every point, ``fpr: 0`` included, and missed the p99 TPOT SLO the
+    plan met, with nothing saying why the sweep's fleet was not the plan's)."""
+    router = scenario.router
+    if router.policy not in ("floor", "budget") or "confusion" not in router.model_fields_set:
+        return
+    if not infos or not len(assignment.tier):
+        return
+    counts = np.bincount(assignment.tier, minlength=len(infos))
+    shares = ", ".join(f"{info.name} {count / counts.sum():.0%}"
+                       for info, count in zip(infos, counts))
+    warnings.warn(f"{source}: router.confusion is set (zeros too), so the {router.policy} "
+                  "router fits its cuts on the realised 0/1 correctness, not the expected "
+                  f"one, and routes {shares} here: not as the scenario without "
+                  "router.confusion routes (a sweep point at fpr 0 is not that scenario), nor "
+                  "as a plan sized without it; compare a router.confusion sweep's points with "
+                  "one another, or plan with the confusion set (README, router keys: "
+                  "confusion)", Note,
                   stacklevel=2)
 
 
