@@ -72,7 +72,8 @@ def test_a_misnamed_arrival_column_is_named_not_taken_for_lengths(tmp_path, caps
         "trace's start) to replay the file as a trace, or use it with synthetic arrivals: "
         "write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
         "rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
-        "scenario's trace.path")
+        "scenario's trace.path, or give its lengths a logged trace's arrival times "
+        "(tiersim/traces/README.md, \"Token lengths at a logged trace's arrival times\")")
     capsys.readouterr()
     assert main(["trace", "inspect", str(path), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)

@@ -71,7 +71,8 @@ CASES = {
         "has token lengths but no arrival times; use it with synthetic arrivals: "
         "write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths(path), "
         "rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
-        "scenario's trace.path"),
+        "scenario's trace.path, or give its lengths a logged trace's arrival times "
+        "(tiersim/traces/README.md, \"Token lengths at a logged trace's arrival times\")"),
     "burstgpt negative response": (
         "burst.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
         "5,ChatGPT,472,-1,471,Conversation log\n",

@@ -57,7 +57,9 @@ MAX_SPAN_S = 1e9
 
 LENGTHS_FIX = ("use it with synthetic arrivals: write tiersim.workload.synthetic.poisson_arrivals"
                "(tiersim.trace.load_lengths(path), rate_rps, numpy.random.default_rng(seed))"
-               ".to_parquet(FILE) and name FILE as the scenario's trace.path")
+               ".to_parquet(FILE) and name FILE as the scenario's trace.path, or give its "
+               "lengths a logged trace's arrival times (tiersim/traces/README.md, \"Token "
+               "lengths at a logged trace's arrival times\")")
 
 
 AGENTIC_DOC = "docs/agentic.md in tiersim's source repository"
