@@ -19,4 +19,5 @@ def test_the_hourly_cost_beside_an_attributed_cost_says_provisioned(tmp_path, ca
     first = capsys.readouterr().out.splitlines()[0]
     assert code == 0
     # the rate to 3 figures, as the report's plan section shows it (3.50)
-    assert first.endswith("USD (attributed), 3.50 USD/hour provisioned (GPUs x USD/GPU-hour)")
+    assert first.endswith("USD (attributed) over the run's 30 s, 3.50 USD/hour provisioned "
+                          "(GPUs x USD/GPU-hour)")

@@ -398,7 +398,7 @@ def test_a_plan_that_saves_per_hour_quotes_one_cost_and_saving_everywhere(tmp_pa
     saving = f"{ps['vs_uniform_frac'] * 100:.3g} %"
     dearer = f"{uniform['bf16']['dearer_by_frac'] * 100:.3g} %"
     assert (saving, dearer) == ("21.4 %", "27.3 %")
-    assert "cost 0.0813 USD (provisioned), 5.50 USD/hour provisioned" in lines
+    assert "cost 0.0813 USD (provisioned) over the run's 53 s, 5.50 USD/hour provisioned" in lines
     assert (f"saves {saving} per hour against the cheapest sized uniform fleet (bf16), simulated"
             in lines)
     assert (f"uniform bf16 (2 x 1 GPU): meets every constraint; {dearer} dearer than the plan per "

@@ -63,7 +63,8 @@ def test_the_robust_line_and_the_worst_figures(robust):
     so); the accuracy printed is seed 4's, the worst."""
     out, _, _ = robust
     lines = out.splitlines()
-    assert lines[0].endswith(": bf16: bf16=3x1 GPU; cost 0.0860 USD (provisioned), 10.5 "
+    assert lines[0].endswith(": bf16: bf16=3x1 GPU; cost 0.0860 USD (provisioned) over the "
+                             "run's 29 s, 10.5 "
                              "USD/hour provisioned (GPUs x USD/GPU-hour)")
     assert lines[1] == LINE
     assert ("  expected accuracy: 79.64% vs floor 79.00%; source: scenario (illustrative)"

@@ -228,7 +228,8 @@ def test_the_robust_plan_says_what_is_no_worst_figure(routed_robust):
     out, folder = routed_robust
     lines = out.splitlines()
     assert lines[0].endswith(": fp8+bf16: fp8=3x1 GPU, bf16=2x1 GPU; cost 0.0819 USD "
-                             "(provisioned), 10.0 USD/hour provisioned (GPUs x USD/GPU-hour)")
+                             "(provisioned) over the run's 29 s, 10.0 USD/hour provisioned "
+                             "(GPUs x USD/GPU-hour)")
     assert lines[2] == ROBUST_SAID
     assert "    meets the SLOs and the accuracy floor at 2 of 2 seeds (3, 4)" in lines
     data = json.loads((folder / "plan.json").read_text())

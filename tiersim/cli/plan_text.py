@@ -39,7 +39,8 @@ def format_plan(result: PlanResult, quality=None) -> str:
     (:class:`tiersim.results.RouterQuality`), for the line on a router no better than chance
     (:func:`_chance_line`)."""
     result = PlanResult.from_json(result.to_json())
-    head = f"{result.simulations} simulations in {result.wall_s:.1f} s"
+    head = (f"{result.simulations} simulation{'' if result.simulations == 1 else 's'} "
+            f"in {result.wall_s:.1f} s")
     chosen = result.plan
     from tiersim.results_seeds import robust_lines
 
@@ -53,8 +54,10 @@ def format_plan(result: PlanResult, quality=None) -> str:
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
                       f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
+    span = chosen.get("duration_s")  # what the cost is of (fresh55a: "cost 4.84 USD" of what?)
+    over = f" over the run's {span:,.0f} s" if isinstance(span, int | float) else ""
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
-             f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}), "
+             f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}){over}, "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
              "(GPUs x USD/GPU-hour)"]
     lines += robust_lines(result.robust, floor,

@@ -944,7 +944,8 @@ def plan_section(plan: PlanResult) -> str:
     from tiersim.results_plan_lines import accuracy_line, floor_notes, p99_line, tiers_over_slo
 
     chosen = plan.plan
-    head = f"{plan.simulations} simulations in {plan.wall_s:.1f} s"
+    head = (f"{plan.simulations} simulation{'' if plan.simulations == 1 else 's'} "
+            f"in {plan.wall_s:.1f} s")
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
