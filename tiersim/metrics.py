@@ -24,10 +24,12 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class Slo:
-    """Latency objectives: a request meets the SLO when ttft <= ttft_s and tpot <= tpot_s."""
+    """Latency objectives: a request meets the SLO when ttft <= ttft_s and tpot <= tpot_s,
+    and, where ``e2e_s`` is set, its end-to-end latency <= e2e_s."""
 
     ttft_s: float
     tpot_s: float
+    e2e_s: float | None = None
 
 
 def add_latencies(requests: pd.DataFrame) -> pd.DataFrame:
@@ -75,10 +77,12 @@ def span_s(arrival_s, finish_s) -> float:
 
 
 def slo_met(requests: pd.DataFrame, slo: Slo) -> pd.Series:
-    """Per request: finished, TTFT within the target, and TPOT within it (or no TPOT)."""
+    """Per request: finished, TTFT within the target, TPOT within it (or no TPOT), and the
+    end-to-end latency within its target where one is set."""
     ttft_ok = requests["ttft_s"] <= slo.ttft_s
     tpot_ok = requests["tpot_s"].isna() | (requests["tpot_s"] <= slo.tpot_s)
-    return requests["finish_s"].notna() & ttft_ok & tpot_ok
+    met = requests["finish_s"].notna() & ttft_ok & tpot_ok
+    return met if slo.e2e_s is None else met & (requests["e2e_s"] <= slo.e2e_s)
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,7 @@ class RunResult:
     trace: TraceRead | None = None
     slo_scope: str = "fleet"  # the scenario's slo.scope ("tier": each tier's own p99 held too)
     cost_per_hour_usd: float | None = None  # provisioned: GPUs x $/GPU-hour (None: older file)
+    slo_e2e_p99_s: float | None = None  # the scenario's slo.e2e_p99_s: absent when not set
 
     @property
     def accuracy_label(self) -> str:
@@ -267,6 +268,8 @@ class RunResult:
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
         if not self.notes:  # the run's notes (a trace's dropped rows ...): absent when none
             out.pop("notes")
+        if self.slo_e2e_p99_s is None:  # no end-to-end limit set: absent, as before it was
+            out.pop("slo_e2e_p99_s")
         for key in OPTIONAL_SECTIONS:  # present only in runs that have them
             section = getattr(self, key)
             if section is None:
@@ -384,6 +387,10 @@ class RunResult:
                for name, p99, limit in (("TTFT", r.ttft_p99_s, self.slo_ttft_p99_s),
                                         ("TPOT", r.tpot_p99_s, self.slo_tpot_p99_s))
                if not (limit is None or p99 is None or within_limit(p99, limit))]
+        e2e, limit = self.e2e_p99_s, self.slo_e2e_p99_s  # held over the fleet's requests alone
+        if not (limit is None or e2e is None or within_limit(e2e, limit)):
+            slo.append(f"end-to-end p99 {e2e:.{over_digits(e2e, limit, 3)}g} s over its "
+                       f"{limit:.10g} s")
         if self.dropped:
             slo.append(f"{self.dropped:,} request{'s' if self.dropped != 1 else ''} dropped")
         s = self.savings
@@ -446,6 +453,11 @@ class RunResult:
             raise TiersimError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})"
                                "; rerun `tiersim run`") from None
         return cls.from_json(text, str(path))
+
+
+E2E_SLO_WORDS = ("scenario (slo.e2e_p99_s): the limit on the fleet's p99 end-to-end time per "
+                 "request, arrival to last token; counted in SLO attainment")
+"""Where the end-to-end SLO row of a run's headline (console and report) comes from."""
 
 
 def _run_from(data: dict) -> RunResult:

@@ -39,6 +39,9 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
     p99 = (f"p99 TTFT / TPOT (SLOs {fmt(constraints.get('ttft_p99_s'), ' s')} / "
            f"{fmt(constraints.get('tpot_p99_s'), ' ms', 1e3)}) "
            f"{fmt(current.get('ttft_p99_s'), ' s')} / {fmt(current.get('tpot_p99_s'), ' ms', 1e3)}")
+    if constraints.get("e2e_p99_s") is not None:  # the end-to-end limit, where one is held
+        p99 += (f"; p99 end-to-end (SLO {fmt(constraints['e2e_p99_s'], ' s')}) "
+                f"{fmt(current.get('e2e_p99_s'), ' s')}")
     floor = constraints.get("accuracy_floor")
     accuracy = current.get("accuracy")
     acc = (f"{accuracy_name(current.get('accuracy_basis'))} "

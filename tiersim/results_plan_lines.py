@@ -63,12 +63,20 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
     TTFT. No indent: the console indents it, the report does not."""
     from tiersim.results import p99_words
 
-    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"))
+    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"), _e2e(u))
              for u in uniform if u.get("feasible", True) and u.get("ttft_p99_s") is not None]
     if not sized or chosen.get("ttft_p99_s") is None:
         return None
-    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"))]
-    return p99_words(pairs, constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"))
+    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"), _e2e(chosen))]
+    return p99_words(pairs, constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"),
+                     constraints.get("e2e_p99_s"))
+
+
+def _e2e(design: dict[str, Any]) -> float | None:
+    """A design's p99 end-to-end latency, as its ``margins`` hold it where the plan holds an
+    end-to-end limit (plan.json gives it nowhere else); None otherwise."""
+    margin = (design.get("margins") or {}).get("e2e_p99_s")
+    return margin.get("value") if isinstance(margin, dict) else None
 
 
 def floor_notes(chosen: dict[str, Any], constraints: dict[str, Any],

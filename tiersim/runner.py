@@ -260,6 +260,7 @@ def _with_slo_check(saved, scenario: Scenario, run):
     held = [run, *run.tiers] if slo.scope == "tier" else [run]  # tier: each tier's own p99 too
     met = run.dropped == 0 and all(within_slo(r.ttft_p99_s, slo.ttft_p99_s)
                                    and within_slo(r.tpot_p99_s, slo.tpot_p99_s) for r in held)
+    met = met and within_slo(run.e2e_p99_s, slo.e2e_p99_s)  # the fleet's, under either scope
     floor = scenario.accuracy_floor
     # no request reached the fleet (accuracy None): no floor to judge (it read "missed")
     floor_met = None if floor is None or saved.accuracy is None else \

@@ -89,7 +89,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
     from tiersim.plan import Constraints, Planner, SimEvaluator
 
     evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
-    constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)  # no floor:
+    constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s,  # no floor:
+                              e2e_p99_s=scenario.slo.e2e_p99_s)
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in scenario.all_tiers}  # from the run's GPU count
     planner = Planner(scenario, constraints, evaluator, start=start,
@@ -109,7 +110,9 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             accuracy=o.accuracy if o is not None else evaluator.routing(sized.design)[2],
             dropped=o.dropped if o is not None else 0,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
-            e2e_p99_s=o.e2e_p99_s if o else None, missed=sized.missed,
+            # kept where it is held (slo.e2e_p99_s set): summary.json gives it only then
+            e2e_p99_s=o.e2e_p99_s if o and constraints.e2e_p99_s is not None else None,
+            missed=sized.missed,
             prefill_replicas=o.tiers[name].prefill if o is not None else None,
             infeasible=None if met else sized.infeasible or sized.missed,
             cost_per_hour_usd=o.cost_per_hour_usd if met else None,
@@ -202,7 +205,7 @@ def _baseline(u: UniformRun) -> UniformBaseline:
     (where the search stopped reads like one), the reason instead."""
     size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
             "prefill_replicas": u.prefill_replicas, "ttft_p99_s": u.ttft_p99_s,
-            "tpot_p99_s": u.tpot_p99_s} if u.infeasible is None else {}
+            "tpot_p99_s": u.tpot_p99_s, "e2e_p99_s": u.e2e_p99_s} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=_known(u.accuracy), cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
                            cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,

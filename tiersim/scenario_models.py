@@ -441,10 +441,18 @@ class SloConfig(_Strict):
     requests, so a tier's share may see worse (a run and a plan note such a tier). ``tier``:
     each tier's own p99 too, so no class of requests the router sends apart, such as the hard
     ones sent to the top tier, is served slower than the limit (a plan sizes every tier to it;
-    a run that misses it in a tier misses its SLOs)."""
+    a run that misses it in a tier misses its SLOs).
+
+    ``e2e_p99_s`` (optional, no limit by default): the p99 end-to-end latency of a request,
+    arrival to last token. Each agent turn is one request, so this is the limit per turn an
+    agent waits on; a cascade's escalated request counts both passes. It is held over the
+    fleet's requests under either scope (a tier's own end-to-end p99 is not held)."""
 
     ttft_p99_s: float = Field(default=2.0, gt=0, le=1e6)
     tpot_p99_s: float = Field(default=0.1, gt=0, le=1e6)
+    e2e_p99_s: float | None = Field(
+        default=None, gt=0, le=1e6,
+        description="p99 end-to-end seconds per request (an agent turn); none by default")
     scope: Literal["fleet", "tier"] = Field(
         default="fleet", description="fleet: the p99 over all requests; tier: each tier's too")
 

@@ -663,7 +663,8 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
     row in ``requests`` (:func:`run_duration`). ``trace_acceptance``: the served requests whose
     trace row sets ``spec_acceptance``, and all of them (:func:`latency_assumptions`)."""
     accuracy_source = accuracy_labels(accuracy_source, scenario)
-    slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s)
+    slo = metrics.Slo(ttft_s=scenario.slo.ttft_p99_s, tpot_s=scenario.slo.tpot_p99_s,
+                      e2e_s=scenario.slo.e2e_p99_s)
     stats = run_duration(metrics.request_stats(requests, slo), run_end_s(result, end_s))
     duration = stats.duration_s
     ledger = costs.ledger(scenario.cost_model, fleet, result, duration)
@@ -690,7 +691,7 @@ def run_result(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, result,
         queue_p50_s=stats.queue_p50_s, queue_p99_s=stats.queue_p99_s,
         throughput_tok_s=stats.throughput_tok_s, throughput_req_s=stats.throughput_req_s,
         slo_ttft_p99_s=slo.ttft_s, slo_tpot_p99_s=slo.tpot_s, slo_scope=scenario.slo.scope,
-        slo_attainment=stats.slo_attainment, tiers=tiers, router=router,
+        slo_e2e_p99_s=slo.e2e_s, slo_attainment=stats.slo_attainment, tiers=tiers, router=router,
         sources=sources(scenario, fleet, tiers, accuracy_source, trace_acceptance),
         profile=profile_used(scenario, fleet),
         savings=with_accuracy_sources(savings, accuracy_source), analytic=analytic or {},

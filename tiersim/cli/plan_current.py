@@ -264,6 +264,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "duration_s": o.duration_s,
         "ttft_p99_s": o.ttft_p99_s,
         "tpot_p99_s": o.tpot_p99_s,
+        **({} if constraints.e2e_p99_s is None else {"e2e_p99_s": o.e2e_p99_s}),
         "accuracy": o.accuracy,
         "accuracy_basis": evaluator.basis(evaluator.routing(design)[1]),
         "dropped": o.dropped,

@@ -82,7 +82,12 @@ def headline_table(r: RunResult):
     """Fleet-wide numbers: value and where each comes from."""
     from rich.table import Table
 
-    from tiersim.results import ATTRIBUTED_WORDS, GPU_HOURS_WORDS, PER_HOUR_WORDS
+    from tiersim.results import (
+        ATTRIBUTED_WORDS,
+        E2E_SLO_WORDS,
+        GPU_HOURS_WORDS,
+        PER_HOUR_WORDS,
+    )
 
     latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
     scope = r.served_scope
@@ -97,6 +102,8 @@ def headline_table(r: RunResult):
         (f"TPOT p50 / p99{scope}", f"{fmt(r.tpot_p50_s, ' ms', 1e3)} / "
          f"{fmt(r.tpot_p99_s, ' ms', 1e3)}", latency),
         (f"end-to-end p99{scope}", fmt(r.e2e_p99_s, " s"), latency),
+        *([] if r.slo_e2e_p99_s is None else [
+            ("end-to-end p99 SLO", fmt(r.slo_e2e_p99_s, " s"), E2E_SLO_WORDS)]),
         (f"SLO attainment{scope}", fmt(r.slo_attainment, " %", 100), latency),
         (f"throughput{scope}", fmt(r.throughput_tok_s, " output tok/s"), latency),
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
@@ -232,12 +239,12 @@ def p99_line(r: RunResult) -> str | None:
     """The uniform fleets' p99 TTFT and TPOT beside the routed fleet's, what a planner gives
     up or gains in latency for the saving (None where no uniform fleet was sized by
     simulation: an estimate, or none met the SLOs)."""
-    sized = [(f"all {b.tier}", b.ttft_p99_s, b.tpot_p99_s) for b in r.savings.uniform
-             if b.ttft_p99_s is not None]
+    sized = [(f"all {b.tier}", b.ttft_p99_s, b.tpot_p99_s, b.e2e_p99_s)
+             for b in r.savings.uniform if b.ttft_p99_s is not None]
     if not sized:
         return None
-    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s)]
-    return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s)
+    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s)]
+    return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s, r.slo_e2e_p99_s)
 
 
 def agentic_tables(r: RunResult) -> list:

@@ -21,6 +21,10 @@ from tiersim.results import (
     within_limit,
 )
 
+FLEET_P99S = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s")
+"""The p99s held over the fleet's requests (a limit of None is not held); under ``slo_scope:
+tier`` each tier's own TTFT and TPOT p99 are held too, not its end-to-end one."""
+
 OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped), or one
 too far over its limit for a float (:func:`_overshoot`)."""
@@ -35,30 +39,36 @@ class Constraints:
     tpot_p99_s: float | None = None
     accuracy_floor: float | None = None
     slo_scope: str = "fleet"  # "tier": every tier's own p99 within the limits too
+    e2e_p99_s: float | None = None  # end-to-end per request (an agent turn): the fleet's p99
 
     @classmethod
     def of(cls, scenario, ttft: float | None = None, tpot: float | None = None,
-           floor: float | None = None) -> Constraints:
+           floor: float | None = None, e2e: float | None = None) -> Constraints:
         """Given values, else the scenario's ``slo`` (its limits and ``scope``) and
         ``accuracy_floor``."""
         return cls(ttft if ttft is not None else scenario.slo.ttft_p99_s,
                    tpot if tpot is not None else scenario.slo.tpot_p99_s,
                    floor if floor is not None else scenario.accuracy_floor,
-                   getattr(scenario.slo, "scope", "fleet"))  # a stand-in scenario may lack it
+                   getattr(scenario.slo, "scope", "fleet"),  # a stand-in scenario may lack it
+                   e2e if e2e is not None else getattr(scenario.slo, "e2e_p99_s", None))
 
     def as_dict(self) -> dict[str, float | str | None]:
         """JSON form (no dropped request is always required too; see ``margins``); the SLO's
-        scope only where it is ``tier`` (a plan of the default scope reads as before)."""
+        scope only where it is ``tier``, and the end-to-end limit only where one is set (a
+        plan of neither reads as before)."""
         out = {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
                "accuracy_floor": self.accuracy_floor}
+        if self.e2e_p99_s is not None:
+            out["e2e_p99_s"] = self.e2e_p99_s
         return out if self.slo_scope == "fleet" else {**out, "slo_scope": self.slo_scope}
 
 
 def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
     """The p99 ``key`` held against its limit: the fleet's, or under ``slo_scope: tier`` the
-    worst of the fleet's and every tier's that served requests."""
+    worst of the fleet's and every tier's that served requests (the end-to-end p99 is the
+    fleet's under either scope)."""
     value = getattr(o, key)
-    if c.slo_scope != "tier":
+    if c.slo_scope != "tier" or key == "e2e_p99_s":
         return value
     own = [getattr(t, key) for t in o.tiers.values() if t.requests]
     known = [v for v in (value, *own) if v is not None]
@@ -68,7 +78,7 @@ def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
 def held_tier(o: Outcome, c: Constraints, key: str) -> str | None:
     """Under ``slo_scope: tier``, the tier whose own p99 ``key`` is the one held
     (:func:`held_p99`) where it is over the fleet's; None where the fleet's is held."""
-    if c.slo_scope != "tier":
+    if c.slo_scope != "tier" or key == "e2e_p99_s":
         return None
     own = {n: getattr(t, key) for n, t in o.tiers.items()
            if t.requests and getattr(t, key) is not None}
@@ -85,7 +95,7 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     named as ``tier`` where it is over the fleet's (:func:`held_tier`): the value then is not
     the fleet's p99 plan.json and summary.json give beside it."""
     out = {}
-    for key in ("ttft_p99_s", "tpot_p99_s"):
+    for key in ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s"):
         limit, value = getattr(c, key), held_p99(o, c, key)
         if limit is not None:
             v = _measured(value, o.dropped, _finished(o))
@@ -107,13 +117,13 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
 def verdict(o: Outcome, c: Constraints) -> Verdict:
     """Latency (and drops) of one simulated fleet, for the replica search."""
     over = [_overshoot(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
-            for k in ("ttft_p99_s", "tpot_p99_s")]
+            for k in FLEET_P99S]
     violators = tuple(n for n, t in o.tiers.items() if t.dropped or not all(
         _within(getattr(t, k), getattr(c, k), t.dropped, t.requests - t.dropped)
         for k in ("ttft_p99_s", "tpot_p99_s") if t.requests))
     worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
     met = o.dropped == 0 and all(_within(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
-                                 for k in ("ttft_p99_s", "tpot_p99_s"))
+                                 for k in FLEET_P99S)
     if c.slo_scope == "tier" and violators:  # a tier's own p99 over a limit misses it
         met = False
         worst = max(worst, *(_overshoot(held_p99(o, c, k), getattr(c, k), o.dropped,

@@ -40,6 +40,7 @@ from tiersim.report.figures import Panel, build_panels, sweep_column_names
 from tiersim.report.load import ReportData, axis_text, load_dir
 from tiersim.results import (
     ATTRIBUTED_WORDS,
+    E2E_SLO_WORDS,
     GPU_HOURS_WORDS,
     PER_HOUR_WORDS,
     PlanResult,
@@ -361,6 +362,8 @@ def run_headline(run: RunResult) -> str:
             ("end-to-end p99", run.e2e_p99_s, "s"),
             ("SLO attainment", to_figures(run.slo_attainment, SIG_FIGURES), "fraction"),
             ("throughput", run.throughput_tok_s, "output tokens/s"))),
+        *([] if run.slo_e2e_p99_s is None else [  # a limit of the scenario's, as the console
+            ["end-to-end p99 SLO", run.slo_e2e_p99_s, "s", E2E_SLO_WORDS]]),
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
         [f"cost per 1M output tokens{scope}", run.cost_per_1m_output_tokens, "USD", cost],
@@ -514,6 +517,7 @@ def savings_section(run: RunResult) -> str:
              else "Estimated savings (uniform costs scaled from this run's per-token cost; "
                   "an estimate, not a simulation)")
     timed = any(u.ttft_p99_s is not None for u in s.uniform)  # sized by simulation
+    e2e = timed and run.slo_e2e_p99_s is not None  # held: its p99 beside the others
     rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
              u.replicas if u.prefill_replicas is None and u.techniques is None else
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas, u.techniques)}",
@@ -521,14 +525,16 @@ def savings_section(run: RunResult) -> str:
              _met(s.meets_floor(u)),
              to_figures(u.accuracy), u.cost_usd,
              *([u.cost_per_hour_usd] if s.shows_rates else []),
-             *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else [])] for u in s.uniform]
+             *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else []),
+             *([figure_text(u.e2e_p99_s, " s")] if e2e else [])] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
         for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
                  _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
                  *([s.routed_cost_per_hour_usd] if s.shows_rates else []),
-                 *(_p99_cells(run.ttft_p99_s, run.tpot_p99_s) if timed else [])])
+                 *(_p99_cells(run.ttft_p99_s, run.tpot_p99_s) if timed else []),
+                 *([figure_text(run.e2e_p99_s, " s")] if e2e else [])])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
@@ -550,7 +556,8 @@ def savings_section(run: RunResult) -> str:
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
                      run.accuracy_label, "cost (USD)",
                      *(["cost (USD per hour)"] if s.shows_rates else []),
-                     *(["TTFT p99", "TPOT p99"] if timed else [])], rows)
+                     *(["TTFT p99", "TPOT p99"] if timed else []),
+                     *(["end-to-end p99"] if e2e else [])], rows)
             + closed_form_note(run))
 
 
@@ -1022,6 +1029,9 @@ def current_section(plan: PlanResult) -> str:
              f"{as_given(c.get('ttft_p99_s'))}"],
             ["its p99 TPOT (s), SLO", f"{figure_text(current.get('tpot_p99_s'))}, "
              f"{as_given(c.get('tpot_p99_s'))}"],
+            *([] if c.get("e2e_p99_s") is None else [
+                ["its p99 end-to-end (s), SLO", f"{figure_text(current.get('e2e_p99_s'))}, "
+                 f"{as_given(c.get('e2e_p99_s'))}"]]),
             ["its dropped requests", current.get("dropped")],
             ["meets the SLOs", _met(current.get("meets_slos"))],
             [accuracy_name(current.get("accuracy_basis")),
