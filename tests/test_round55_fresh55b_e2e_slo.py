@@ -214,3 +214,16 @@ def test_todays_fleet_is_held_to_the_end_to_end_limit(tmp_path):
     assert (round(current["e2e_p99_s"], 3), current["meets_slos"]) == (2.706, False)
     page = html.unescape((tmp_path / "p" / "report.html").read_text())
     assert "its p99 end-to-end (s), SLO</td><td>2.71, 2.5" in page
+
+
+def test_an_edited_end_to_end_limit_in_scenario_yaml_is_caught_by_the_report(run_e2e, tmp_path):
+    import shutil
+
+    folder = shutil.copytree(run_e2e[0], tmp_path / "run")
+    path = folder / "scenario.yaml"
+    path.write_text(path.read_text().replace("e2e_p99_s: 2.5", "e2e_p99_s: 9.5"))
+    out = run_cli("report", str(folder))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert ("scenario.yaml describes another run than summary.json (slo.e2e_p99_s 9.5 in "
+            "scenario.yaml, 2.5 in summary.json, whose run manifest.json vouches for)"
+            ) in out.stderr
