@@ -127,8 +127,9 @@ def test_every_number_flag_is_known_to_be_a_share_a_count_or_in_its_unit():
         given |= set(re.findall(r'misspelt\(.*flag="(--[a-z0-9-]+)"\)', text))
     # 21 since review54b: --hours-per-month (new this round) was given no flag= and so was
     # neither counted here nor listed in FLAG_KINDS (and `tiersim plan` failed to start);
-    # 22 since fresh55b: `tiersim plan --slo-e2e-p99` (the end-to-end SLO per request)
-    assert len(given) == 22
+    # 23 since fresh55b: `tiersim plan --slo-e2e-p99` and `--slo-session-p99` (the end-to-end
+    # SLO per request and the SLO per agent task)
+    assert len(given) == 23
     assert given == set(FLAG_KINDS)
 
 

@@ -668,6 +668,13 @@ def decode_batch(rate: float, prefill: np.ndarray, output: np.ndarray, step: Any
     return seqs
 
 
+NO_SESSIONS_WORDS = ("the traffic has no agent sessions to hold it over (a trace with session_id "
+                     "and step columns, or workload.sessions.source: generate); remove it, or "
+                     "hold each request with slo.e2e_p99_s")
+"""Why a session SLO (``slo.session_p99_s``, ``--slo-session-p99``) over traffic without agent
+sessions is refused: no task would be held, and it would read as met."""
+
+
 def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: Scenario,
             rng: np.random.Generator, source: str) -> Prepared:
     """Agent sessions (generated, or the trace's with their context and links; see
@@ -678,6 +685,8 @@ def prepare(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenario: 
     origin = trace.origin if isinstance(trace, LoadedTrace) else None
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     table = sessions.prepare_sessions(table, scenario.workload.sessions, rng, source, origin)
+    if scenario.slo.session_p99_s is not None and "follows_id" not in table.columns:
+        raise ScenarioError(source, "slo.session_p99_s", NO_SESSIONS_WORDS)
     check_step_tiers(scenario, table, source, None if origin is None else origin.step_types)
     prepared = prepare_workload(table, infos, scenario.workload, rng=rng, source=source)
     _note_borrowed_priors(scenario, prepared.accuracy_source)

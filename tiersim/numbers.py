@@ -284,7 +284,7 @@ FLAG_KINDS = {
     "--floor": "share", "--time-scale": "factor", "--max-replicas": "count",
     "--check-seeds": "count", "--workers": "count", "--max-points": "count", "--tp": "count",
     "--slo-ttft-p99": "seconds", "--slo-tpot-p99": "seconds", "--budget-s": "seconds",
-    "--slo-e2e-p99": "seconds",
+    "--slo-e2e-p99": "seconds", "--slo-session-p99": "seconds",
     "--window": "window", "--gpus-per-replica": "counts", "--skip-longer-than": "tokens",
     "--dc": "cost", "--c0": "cost", "--seed": "whole", "--hours-per-month": "hours"}
 """What each number flag's number is, which words the refusal of a unit typed after it

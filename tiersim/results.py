@@ -226,6 +226,7 @@ class RunResult:
     slo_scope: str = "fleet"  # the scenario's slo.scope ("tier": each tier's own p99 held too)
     cost_per_hour_usd: float | None = None  # provisioned: GPUs x $/GPU-hour (None: older file)
     slo_e2e_p99_s: float | None = None  # the scenario's slo.e2e_p99_s: absent when not set
+    slo_session_p99_s: float | None = None  # the scenario's slo.session_p99_s: likewise
 
     @property
     def accuracy_label(self) -> str:
@@ -268,8 +269,9 @@ class RunResult:
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
         if not self.notes:  # the run's notes (a trace's dropped rows ...): absent when none
             out.pop("notes")
-        if self.slo_e2e_p99_s is None:  # no end-to-end limit set: absent, as before it was
-            out.pop("slo_e2e_p99_s")
+        for key in ("slo_e2e_p99_s", "slo_session_p99_s"):  # not set: absent, as before
+            if out[key] is None:
+                out.pop(key)
         for key in OPTIONAL_SECTIONS:  # present only in runs that have them
             section = getattr(self, key)
             if section is None:
@@ -391,6 +393,11 @@ class RunResult:
         if not (limit is None or e2e is None or within_limit(e2e, limit)):
             slo.append(f"end-to-end p99 {e2e:.{over_digits(e2e, limit, 3)}g} s over its "
                        f"{limit:.10g} s")
+        task = None if self.sessions is None else self.sessions.task_latency_p99_s
+        limit = self.slo_session_p99_s
+        if not (limit is None or task is None or within_limit(task, limit)):
+            slo.append(f"task latency p99 {task:.{over_digits(task, limit, 3)}g} s over its "
+                       f"{limit:.10g} s")
         if self.dropped:
             slo.append(f"{self.dropped:,} request{'s' if self.dropped != 1 else ''} dropped")
         s = self.savings
@@ -458,6 +465,11 @@ class RunResult:
 E2E_SLO_WORDS = ("scenario (slo.e2e_p99_s): the limit on the fleet's p99 end-to-end time per "
                  "request, arrival to last token; counted in SLO attainment")
 """Where the end-to-end SLO row of a run's headline (console and report) comes from."""
+
+SESSION_SLO_WORDS = ("scenario (slo.session_p99_s): the limit on the p99 over agent tasks of a "
+                     "task's latency, first step's arrival to last step's finish (the agentic "
+                     "table's task latency p99)")
+"""Where the task SLO row of a run's headline (console and report) comes from."""
 
 
 def _run_from(data: dict) -> RunResult:

@@ -42,6 +42,9 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
     if constraints.get("e2e_p99_s") is not None:  # the end-to-end limit, where one is held
         p99 += (f"; p99 end-to-end (SLO {fmt(constraints['e2e_p99_s'], ' s')}) "
                 f"{fmt(current.get('e2e_p99_s'), ' s')}")
+    if constraints.get("session_p99_s") is not None:  # the task limit, where one is held
+        p99 += (f"; p99 task latency (SLO {fmt(constraints['session_p99_s'], ' s')}) "
+                f"{fmt(current.get('session_p99_s'), ' s')}")
     floor = constraints.get("accuracy_floor")
     accuracy = current.get("accuracy")
     acc = (f"{accuracy_name(current.get('accuracy_basis'))} "

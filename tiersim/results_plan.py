@@ -22,7 +22,8 @@ SPLIT_KEYS = ("split_uniform_design", "right_sizing_per_hour_usd",
 writes it): the sized uniform fleet it is split at, the two parts (null where not given) and
 why it is not given (null where it is)."""
 
-MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "dropped", "accuracy")
+MARGIN_ORDER = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s", "dropped",
+                "accuracy")
 """The constraints of a plan's ``margins``, in the order ``tiersim plan`` prints them (its
 accuracy on a line of its own, last); plan.json writes them with sorted keys."""
 
@@ -225,6 +226,8 @@ class CurrentFleet(TypedDict):
     vs_current_per_month_usd: float | None
     e2e_p99_s: NotRequired[float | None]
     """Its p99 end-to-end latency, given only where the plan holds ``e2e_p99_s``."""
+    session_p99_s: NotRequired[float | None]
+    """Its p99 task latency, given only where the plan holds ``session_p99_s``."""
     split_uniform_design: NotRequired[str | None]
     right_sizing_per_hour_usd: NotRequired[float | None]
     design_vs_uniform_per_hour_usd: NotRequired[float | None]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
-                    "e2e_p99_s": "p99 end-to-end",
+                    "e2e_p99_s": "p99 end-to-end", "session_p99_s": "p99 task latency",
                     "accuracy": "accuracy floor", "dropped": "dropped requests",
                     "router": "router refused", "other": "a constraint"}
 """A missed constraint of the seed check, in words."""

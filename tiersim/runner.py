@@ -210,8 +210,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     run = summary.run_result(scenario, fleet, requests, result, prepared.accuracy_source, router,
                              saved, analytic, end_s, trace_acceptance(df))
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
-                                                                          run.cost_usd),
-                              savings=_with_slo_check(run.savings, scenario, run),
+                                                                          run.cost_usd))
+    run = dataclasses.replace(run, savings=_with_slo_check(run.savings, scenario, run),
                               trace=trace_read(loaded.origin))
     _note_idle_tiers(run, scenario, source, infos)
     if cache is not None and saving_shown:
@@ -261,6 +261,8 @@ def _with_slo_check(saved, scenario: Scenario, run):
     met = run.dropped == 0 and all(within_slo(r.ttft_p99_s, slo.ttft_p99_s)
                                    and within_slo(r.tpot_p99_s, slo.tpot_p99_s) for r in held)
     met = met and within_slo(run.e2e_p99_s, slo.e2e_p99_s)  # the fleet's, under either scope
+    task = None if run.sessions is None else run.sessions.task_latency_p99_s
+    met = met and within_slo(task, slo.session_p99_s)  # over the agent tasks
     floor = scenario.accuracy_floor
     # no request reached the fleet (accuracy None): no floor to judge (it read "missed")
     floor_met = None if floor is None or saved.accuracy is None else \

@@ -90,7 +90,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
 
     evaluator = SimEvaluator(scenario, source, df=df, end_s=end_s)
     constraints = Constraints(scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s,  # no floor:
-                              e2e_p99_s=scenario.slo.e2e_p99_s)
+                              e2e_p99_s=scenario.slo.e2e_p99_s,
+                              session_p99_s=scenario.slo.session_p99_s)
     # every tier is sized; savings_result judges the floor
     start = {t.name: fleet.gpus for t in scenario.all_tiers}  # from the run's GPU count
     planner = Planner(scenario, constraints, evaluator, start=start,

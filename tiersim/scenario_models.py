@@ -446,13 +446,20 @@ class SloConfig(_Strict):
     ``e2e_p99_s`` (optional, no limit by default): the p99 end-to-end latency of a request,
     arrival to last token. Each agent turn is one request, so this is the limit per turn an
     agent waits on; a cascade's escalated request counts both passes. It is held over the
-    fleet's requests under either scope (a tier's own end-to-end p99 is not held)."""
+    fleet's requests under either scope (a tier's own end-to-end p99 is not held).
+
+    ``session_p99_s`` (optional, agent sessions only): the p99 over tasks of a task's latency,
+    its first step's arrival to its last step's finish (the ``sessions`` block's
+    ``task_latency_p99_s``; a task with a dropped step has none, drops being judged apart)."""
 
     ttft_p99_s: float = Field(default=2.0, gt=0, le=1e6)
     tpot_p99_s: float = Field(default=0.1, gt=0, le=1e6)
     e2e_p99_s: float | None = Field(
         default=None, gt=0, le=1e6,
         description="p99 end-to-end seconds per request (an agent turn); none by default")
+    session_p99_s: float | None = Field(
+        default=None, gt=0, le=1e6,
+        description="p99 seconds per agent task, first arrival to last finish; none by default")
     scope: Literal["fleet", "tier"] = Field(
         default="fleet", description="fleet: the p99 over all requests; tier: each tier's too")
 

@@ -59,6 +59,11 @@ def plan(
         help="p99 end-to-end limit per request (an agent turn: arrival to last token, a "
         "cascade's two passes included), seconds (default: the scenario's slo.e2e_p99_s; "
         "none unless set).")] = None,
+    slo_session_p99: Annotated[float | None, typer.Option(
+        "--slo-session-p99", **number_flag(float, flag="--slo-session-p99"),
+        help="p99 limit per agent task (session), its first step's arrival to its last step's "
+        "finish, seconds (default: the scenario's slo.session_p99_s; none unless set; agent "
+        "sessions only).")] = None,
     accuracy_floor: Annotated[float | None, typer.Option(
         "--accuracy-floor", **number_flag(float, flag="--accuracy-floor"),
         help="Least expected accuracy (default: the "
@@ -120,8 +125,9 @@ def plan(
         if not isinstance(check_seeds, WrittenWhole):  # not typed: the default, held to the
             check_seeds = DefaultCount(check_seeds)  # seeds there are after the scenario's
         path = scenario_path(scenario)
-        slo_ttft_p99, slo_tpot_p99, accuracy_floor, slo_e2e_p99 = map(
-            unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor, slo_e2e_p99))
+        slo_ttft_p99, slo_tpot_p99, accuracy_floor, slo_e2e_p99, slo_session_p99 = map(
+            unsigned_zero, (slo_ttft_p99, slo_tpot_p99, accuracy_floor, slo_e2e_p99,
+                            slo_session_p99))
         result = plan_capacity(path, slo_ttft_p99, slo_tpot_p99, accuracy_floor, out,
                                _parse_choose(choose), max_replicas=max_replicas,
                                gpu_options=_parse_gpus(gpus_per_replica),
@@ -129,7 +135,7 @@ def plan(
                                check_seeds=check_seeds, robust=robust,  # a plain int once checked
                                current=parse_current(current),
                                hours_per_month=unsigned_zero(hours_per_month),
-                               e2e=slo_e2e_p99)
+                               e2e=slo_e2e_p99, session=slo_session_p99)
         echo(format_plan(result, planned_quality(out, result)))
         if not check_seeds and result.plan is not None:
             from tiersim.cli.plan_seeds import UNCHECKED
@@ -172,7 +178,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
                   check_seeds: int = 0, robust: bool = False,
                   current: list[tuple[str, int, int | None, str]] | None = None,
                   hours_per_month: float | None = None,
-                  e2e: float | None = None) -> PlanResult:
+                  e2e: float | None = None, session: float | None = None) -> PlanResult:
     """Plan the scenario at ``scenario_path`` (limits default to the scenario's; ``max_replicas``
     to the cap a run sizes its uniform baselines under,
     :func:`tiersim.savings.baseline_replica_limit`); with ``out_dir``, write plan.json,
@@ -186,16 +192,17 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     ``hours_per_month``: today's fleet, simulated beside the plan and its saving against it
     given per hour and per month (plan.json ``current``). ``e2e``: the p99 end-to-end limit
     per request (``--slo-e2e-p99``; default the scenario's ``slo.e2e_p99_s``, none unless
-    set)."""
+    set). ``session``: the p99 limit per agent task (``--slo-session-p99``; default the
+    scenario's ``slo.session_p99_s``)."""
     from tiersim.cli.plan_current import today_fleet
     from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
     from tiersim.workload.sessions import check_session_keys
 
-    _check_limits(ttft, tpot, floor, e2e)
+    _check_limits(ttft, tpot, floor, e2e, session)
     # checked: the text is not kept
-    ttft, tpot, floor, e2e = map(plain_float, (ttft, tpot, floor, e2e))
+    ttft, tpot, floor, e2e, session = map(plain_float, (ttft, tpot, floor, e2e, session))
     scenario = with_gpu_options(load_scenario(scenario_path, fit=False), gpu_options)
     if hours_per_month is not None and not 0 < hours_per_month <= 744:
         from tiersim.numbers import as_written  # as typed: 744.0000001 read "744" with :g
@@ -231,12 +238,12 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.scenario import keys_given_as
 
     with out_folder(out, "plan", scenario, Path(scenario_path)), \
-            keys_given_as(_flags_given(ttft, tpot, e2e)):
+            keys_given_as(_flags_given(ttft, tpot, e2e, session)):
         if scenario.sweep:  # the planned scenario.yaml drops it: say so, as run does
             from tiersim.cli.run import base_point_only
 
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
-        return _plan(scenario, scenario_path, (ttft, tpot, floor, e2e), out, choose,
+        return _plan(scenario, scenario_path, (ttft, tpot, floor, e2e, session), out, choose,
                      max_replicas, gpu_options, cost_model, report, check_seeds, robust, today)
 
 
@@ -258,7 +265,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
 
-    ttft, tpot, floor, e2e = limits
+    ttft, tpot, floor, e2e, session = limits
     scenario = scenario.model_copy(update={"cost_model": planning_cost_model(scenario,
                                                                              cost_model)})
     unpriced = [t.name for t in scenario.all_tiers if t.cost_per_request_usd is None]
@@ -266,7 +273,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
         raise TiersimError(f"--cost-model fixed_per_request: {scenario_path} has no "
                            f"cost_per_request_usd on {', '.join(unpriced)}; price every tier "
                            "or plan with another cost model")
-    constraints = Constraints.of(scenario, ttft, tpot, floor, e2e)
+    constraints = Constraints.of(scenario, ttft, tpot, floor, e2e, session)
     if robust:  # one evaluator per seed, answering with the worst over them
         from tiersim.plan.robust import seeds_evaluator
 
@@ -274,6 +281,12 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
         evaluator = seeds_evaluator(scenario, str(scenario_path), seeds)
     else:
         evaluator = SimEvaluator(scenario, str(scenario_path))
+    if session is not None and "follows_id" not in evaluator.df.columns:  # no task to hold
+        from tiersim.inputs import NO_SESSIONS_WORDS
+
+        raise TiersimError(f"--slo-session-p99: {scenario_path}: "
+                           + NO_SESSIONS_WORDS.replace("remove it", "leave the flag out")
+                           .replace("slo.e2e_p99_s", "--slo-e2e-p99"))
     if today is not None:  # refused before the search (and its notes), not after it
         from tiersim.cli.plan_current import check_today
 

@@ -76,7 +76,7 @@ def _distinct(path: str, values: list) -> list:
 
 #: What to use instead of ``--choose`` for a scenario key the planner sets or reads itself.
 NOT_CHOSEN = {"tiers": "the planner sizes each tier's replicas and GPUs itself",
-              "slo": "give --slo-ttft-p99 / --slo-tpot-p99 / --slo-e2e-p99",
+              "slo": "give --slo-ttft-p99 / --slo-tpot-p99 / --slo-e2e-p99 / --slo-session-p99",
               "accuracy_floor": "give --accuracy-floor",
               "cost_model": "give --cost-model"}
 

@@ -265,6 +265,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "ttft_p99_s": o.ttft_p99_s,
         "tpot_p99_s": o.tpot_p99_s,
         **({} if constraints.e2e_p99_s is None else {"e2e_p99_s": o.e2e_p99_s}),
+        **({} if constraints.session_p99_s is None else {"session_p99_s": o.session_p99_s}),
         "accuracy": o.accuracy,
         "accuracy_basis": evaluator.basis(evaluator.routing(design)[1]),
         "dropped": o.dropped,

@@ -68,27 +68,29 @@ def _check_cost_model(name: str | None) -> str | None:
 
 #: The option each SLO is given with, by its ``slo:`` key.
 SLO_FLAGS = {"ttft_p99_s": "--slo-ttft-p99", "tpot_p99_s": "--slo-tpot-p99",
-             "e2e_p99_s": "--slo-e2e-p99"}
+             "e2e_p99_s": "--slo-e2e-p99", "session_p99_s": "--slo-session-p99"}
 
 
-def _flags_given(ttft: float | None, tpot: float | None,
-                 e2e: float | None = None) -> dict[str, str]:
+def _flags_given(ttft: float | None, tpot: float | None, e2e: float | None = None,
+                 session: float | None = None) -> dict[str, str]:
     """The SLO options given (not None), by the scenario key they set (``slo.ttft_p99_s`` ->
     ``--slo-ttft-p99``): a note on the planned scenario's SLO names the option the user typed
     (:func:`tiersim.scenario_checks.keys_given_as`)."""
     return {f"slo.{field}": flag for (field, flag), value
-            in zip(SLO_FLAGS.items(), (ttft, tpot, e2e), strict=True) if value is not None}
+            in zip(SLO_FLAGS.items(), (ttft, tpot, e2e, session), strict=True)
+            if value is not None}
 
 
 def _check_limits(ttft: float | None, tpot: float | None, floor: float | None,
-                  e2e: float | None = None) -> None:
+                  e2e: float | None = None, session: float | None = None) -> None:
     """The SLO options must be finite numbers of seconds > 0, the floor a number from 0 to 1:
     one line naming the option (NaN and inf pass a bare range check)."""
 
     from tiersim.numbers import as_written
     from tiersim.scenario import SloConfig
 
-    for (field, flag), value in zip(SLO_FLAGS.items(), (ttft, tpot, e2e), strict=True):
+    for (field, flag), value in zip(SLO_FLAGS.items(), (ttft, tpot, e2e, session),
+                                    strict=True):
         high = next(m.le for m in SloConfig.model_fields[field].metadata if hasattr(m, "le"))
         if value is not None and not (math.isfinite(value) and value > 0):
             raise TiersimError(f"{flag}: must be a finite number > 0 (got {as_written(value)})")

@@ -132,8 +132,9 @@ def planned_slo(constraints: dict[str, Any]) -> dict[str, Any]:
     and its run read the default ``fleet`` scope: a plan sized every tier to the limits and
     its run, or a rerun of scenario.yaml, held only the fleet's p99."""
     slo = {"ttft_p99_s": constraints["ttft_p99_s"], "tpot_p99_s": constraints["tpot_p99_s"]}
-    if constraints.get("e2e_p99_s") is not None:  # the end-to-end limit, where one is planned
-        slo["e2e_p99_s"] = constraints["e2e_p99_s"]
+    for key in ("e2e_p99_s", "session_p99_s"):  # the end-to-end and task limits, where set
+        if constraints.get(key) is not None:
+            slo[key] = constraints[key]
     if constraints.get("slo_scope"):
         slo["scope"] = constraints["slo_scope"]
     return slo

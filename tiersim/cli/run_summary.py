@@ -87,6 +87,7 @@ def headline_table(r: RunResult):
         E2E_SLO_WORDS,
         GPU_HOURS_WORDS,
         PER_HOUR_WORDS,
+        SESSION_SLO_WORDS,
     )
 
     latency, cost, acc = r.sources.latency, r.sources.cost, r.sources.accuracy
@@ -104,6 +105,8 @@ def headline_table(r: RunResult):
         (f"end-to-end p99{scope}", fmt(r.e2e_p99_s, " s"), latency),
         *([] if r.slo_e2e_p99_s is None else [
             ("end-to-end p99 SLO", fmt(r.slo_e2e_p99_s, " s"), E2E_SLO_WORDS)]),
+        *([] if r.slo_session_p99_s is None else [
+            ("task latency p99 SLO", fmt(r.slo_session_p99_s, " s"), SESSION_SLO_WORDS)]),
         (f"SLO attainment{scope}", fmt(r.slo_attainment, " %", 100), latency),
         (f"throughput{scope}", fmt(r.throughput_tok_s, " output tok/s"), latency),
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),

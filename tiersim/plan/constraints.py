@@ -21,9 +21,10 @@ from tiersim.results import (
     within_limit,
 )
 
-FLEET_P99S = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s")
-"""The p99s held over the fleet's requests (a limit of None is not held); under ``slo_scope:
-tier`` each tier's own TTFT and TPOT p99 are held too, not its end-to-end one."""
+FLEET_P99S = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s")
+"""The p99s held over the fleet's requests, or its agent tasks (a limit of None is not held);
+under ``slo_scope: tier`` each tier's own TTFT and TPOT p99 are held too, not its end-to-end
+or task one."""
 
 OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped), or one
@@ -40,17 +41,21 @@ class Constraints:
     accuracy_floor: float | None = None
     slo_scope: str = "fleet"  # "tier": every tier's own p99 within the limits too
     e2e_p99_s: float | None = None  # end-to-end per request (an agent turn): the fleet's p99
+    session_p99_s: float | None = None  # per agent task, first arrival to last finish
 
     @classmethod
     def of(cls, scenario, ttft: float | None = None, tpot: float | None = None,
-           floor: float | None = None, e2e: float | None = None) -> Constraints:
+           floor: float | None = None, e2e: float | None = None,
+           session: float | None = None) -> Constraints:
         """Given values, else the scenario's ``slo`` (its limits and ``scope``) and
         ``accuracy_floor``."""
         return cls(ttft if ttft is not None else scenario.slo.ttft_p99_s,
                    tpot if tpot is not None else scenario.slo.tpot_p99_s,
                    floor if floor is not None else scenario.accuracy_floor,
                    getattr(scenario.slo, "scope", "fleet"),  # a stand-in scenario may lack it
-                   e2e if e2e is not None else getattr(scenario.slo, "e2e_p99_s", None))
+                   e2e if e2e is not None else getattr(scenario.slo, "e2e_p99_s", None),
+                   session if session is not None else getattr(scenario.slo, "session_p99_s",
+                                                               None))
 
     def as_dict(self) -> dict[str, float | str | None]:
         """JSON form (no dropped request is always required too; see ``margins``); the SLO's
@@ -58,8 +63,9 @@ class Constraints:
         plan of neither reads as before)."""
         out = {"ttft_p99_s": self.ttft_p99_s, "tpot_p99_s": self.tpot_p99_s,
                "accuracy_floor": self.accuracy_floor}
-        if self.e2e_p99_s is not None:
-            out["e2e_p99_s"] = self.e2e_p99_s
+        for key in ("e2e_p99_s", "session_p99_s"):  # where set
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out if self.slo_scope == "fleet" else {**out, "slo_scope": self.slo_scope}
 
 
@@ -68,7 +74,7 @@ def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
     worst of the fleet's and every tier's that served requests (the end-to-end p99 is the
     fleet's under either scope)."""
     value = getattr(o, key)
-    if c.slo_scope != "tier" or key == "e2e_p99_s":
+    if c.slo_scope != "tier" or key in ("e2e_p99_s", "session_p99_s"):
         return value
     own = [getattr(t, key) for t in o.tiers.values() if t.requests]
     known = [v for v in (value, *own) if v is not None]
@@ -78,7 +84,7 @@ def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
 def held_tier(o: Outcome, c: Constraints, key: str) -> str | None:
     """Under ``slo_scope: tier``, the tier whose own p99 ``key`` is the one held
     (:func:`held_p99`) where it is over the fleet's; None where the fleet's is held."""
-    if c.slo_scope != "tier" or key == "e2e_p99_s":
+    if c.slo_scope != "tier" or key in ("e2e_p99_s", "session_p99_s"):
         return None
     own = {n: getattr(t, key) for n, t in o.tiers.items()
            if t.requests and getattr(t, key) is not None}
@@ -95,7 +101,7 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     named as ``tier`` where it is over the fleet's (:func:`held_tier`): the value then is not
     the fleet's p99 plan.json and summary.json give beside it."""
     out = {}
-    for key in ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s"):
+    for key in FLEET_P99S:
         limit, value = getattr(c, key), held_p99(o, c, key)
         if limit is not None:
             v = _measured(value, o.dropped, _finished(o))

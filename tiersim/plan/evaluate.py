@@ -146,6 +146,7 @@ class Outcome:
     tiers: dict[str, TierOutcome] = field(default_factory=dict)
     attributed_cost_usd: float | None = None
     e2e_p99_s: float | None = None
+    session_p99_s: float | None = None  # p99 task latency over agent sessions (None: none)
     accuracy_ci95: tuple[float, float] | None = None
     """The accuracy's 95% interval over the run's requests, as a run's ``router.accuracy_ci95``
     (:func:`tiersim.routing.metrics.accuracy_ci`); None with no request, and for the worst of
@@ -168,6 +169,8 @@ class _TierRun:
     busy_until: float = -math.inf  # the end of the simulated fleet's last step
     escalated: np.ndarray | None = None  # simulated whole: sent to a second tier
     refused: np.ndarray | None = None  # simulated whole: refused by the first tier, sent on
+    arrival: np.ndarray | None = None  # the engine's arrival of each request
+    finish: np.ndarray | None = None  # its finish (NaN: dropped)
 
 
 def scores_realised(scenario) -> bool:
@@ -654,7 +657,26 @@ class SimEvaluator:
                        cost_usd=self._cost(design, replicas, runs, passes, duration),
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99),
+                       session_p99_s=self._session_p99(runs, n),
                        accuracy_ci95=_interval(scored))
+
+    def _session_p99(self, runs: dict[str, _TierRun], n: int) -> float | None:
+        """The p99 over agent tasks (``session_id``) of a task's latency, its first step's
+        arrival to its last step's finish, as a run's ``sessions.task_latency_p99_s``
+        (:func:`tiersim.session_metrics.session_result`: a task with a dropped step has none);
+        None where the traffic has no sessions."""
+        if "session_id" not in self.df.columns or "follows_id" not in self.df.columns:
+            return None
+        arrival, finish = np.full(n, np.nan), np.full(n, np.nan)
+        for r in runs.values():
+            arrival[r.rows] = r.arrival
+            finish[r.rows] = np.where(r.dropped, np.nan, r.finish)
+        t = pd.DataFrame({"session": self.df["session_id"].to_numpy(), "arrival": arrival,
+                          "finish": finish})
+        g = t.groupby("session", sort=False)
+        done = g["finish"].count().to_numpy() == g.size().to_numpy()
+        latency = np.where(done, (g["finish"].max() - g["arrival"].min()).to_numpy(), np.nan)
+        return metrics.percentile(latency, 99)
 
     def _techniques(self, name: str, gpus: int) -> str | None:
         """The serving techniques tier ``name`` runs on ``gpus`` GPUs per replica
@@ -708,7 +730,8 @@ def _tier_run(rows: np.ndarray, arrival: np.ndarray, result, busy_s: float) -> _
                                   finish, np.asarray(result.output_tokens))
     fin = finish[np.isfinite(finish)]
     return _TierRun(rows=rows, ttft=lat["ttft_s"], tpot=lat["tpot_s"], e2e=lat["e2e_s"],
-                    dropped=np.asarray(result.dropped, dtype=bool),
+                    dropped=np.asarray(result.dropped, dtype=bool), arrival=arrival,
+                    finish=finish,
                     last_finish=float(fin.max()) if fin.size else -math.inf, busy_s=busy_s,
                     last_arrival=float(arrival.max()) if arrival.size else -math.inf)
 

@@ -491,8 +491,9 @@ class Planner(PlanAssembly, FeasibilityChecks):
             entry = {"design": design.label, "router": read_setting(design.router),
                      "replicas": dict(replicas), "ok": v.ok, "ttft_p99_s": o.ttft_p99_s,
                      "tpot_p99_s": o.tpot_p99_s, "dropped": o.dropped, "cost_usd": o.cost_usd}
-            if self.c.e2e_p99_s is not None:  # held: what an ok False may have missed
-                entry["e2e_p99_s"] = o.e2e_p99_s
+            for key in ("e2e_p99_s", "session_p99_s"):  # held: what an ok False may miss
+                if getattr(self.c, key) is not None:
+                    entry[key] = getattr(o, key)
             if set(design.tiers) <= set(self.baseline_names):  # sized, never a plan
                 entry["baseline_only"] = True
             fleet = {k: entry[k] for k in ("design", "router", "replicas")}

@@ -82,7 +82,8 @@ def worst_outcome(outcomes: list[Outcome]) -> Outcome:
         duration_s=max(o.duration_s for o in outcomes),
         tiers={n: _worst_tier([o.tiers[n] for o in outcomes if n in o.tiers]) for n in names},
         attributed_cost_usd=_worst([o.attributed_cost_usd for o in outcomes], max),
-        e2e_p99_s=_worst([o.e2e_p99_s for o in outcomes], max))
+        e2e_p99_s=_worst([o.e2e_p99_s for o in outcomes], max),
+        session_p99_s=_worst([o.session_p99_s for o in outcomes], max))
 
 
 class SeedsEvaluator:

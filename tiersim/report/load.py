@@ -645,7 +645,9 @@ def _settings_described(doc: dict[str, Any], run: RunResult) -> list[tuple[str, 
              ("scenario.yaml", "slo.tpot_p99_s", _stated_number(slo.get("tpot_p99_s")),
               run.slo_tpot_p99_s),
              ("scenario.yaml", "slo.e2e_p99_s", _stated_number(slo.get("e2e_p99_s")),
-              run.slo_e2e_p99_s)]
+              run.slo_e2e_p99_s),
+             ("scenario.yaml", "slo.session_p99_s", _stated_number(slo.get("session_p99_s")),
+              run.slo_session_p99_s)]
     listed = doc.get("tiers") if isinstance(doc.get("tiers"), list) else []  # tiers: 5
     tiers = {str(t.get("name")): t for t in listed if isinstance(t, dict)}
     for tier in run.tiers:

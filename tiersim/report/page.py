@@ -43,6 +43,7 @@ from tiersim.results import (
     E2E_SLO_WORDS,
     GPU_HOURS_WORDS,
     PER_HOUR_WORDS,
+    SESSION_SLO_WORDS,
     PlanResult,
     RunResult,
     accuracy_name,
@@ -364,6 +365,8 @@ def run_headline(run: RunResult) -> str:
             ("throughput", run.throughput_tok_s, "output tokens/s"))),
         *([] if run.slo_e2e_p99_s is None else [  # a limit of the scenario's, as the console
             ["end-to-end p99 SLO", run.slo_e2e_p99_s, "s", E2E_SLO_WORDS]]),
+        *([] if run.slo_session_p99_s is None else [
+            ["task latency p99 SLO", run.slo_session_p99_s, "s", SESSION_SLO_WORDS]]),
         [f"cost ({run.cost_model})", run.cost_usd, "USD", cost],
         ["attributed (busy GPU time only)", run.attributed_cost_usd, "USD", ATTRIBUTED_WORDS],
         [f"cost per 1M output tokens{scope}", run.cost_per_1m_output_tokens, "USD", cost],
@@ -1032,6 +1035,10 @@ def current_section(plan: PlanResult) -> str:
             *([] if c.get("e2e_p99_s") is None else [
                 ["its p99 end-to-end (s), SLO", f"{figure_text(current.get('e2e_p99_s'))}, "
                  f"{as_given(c.get('e2e_p99_s'))}"]]),
+            *([] if c.get("session_p99_s") is None else [
+                ["its p99 task latency (s), SLO",
+                 f"{figure_text(current.get('session_p99_s'))}, "
+                 f"{as_given(c.get('session_p99_s'))}"]]),
             ["its dropped requests", current.get("dropped")],
             ["meets the SLOs", _met(current.get("meets_slos"))],
             [accuracy_name(current.get("accuracy_basis")),
