@@ -350,8 +350,7 @@ class TierConfig(_Strict):
         ``replicas: 0`` for a candidate tier was told only "must be >= 1 (got 0)". A whole number
         below 1 is quoted as the file writes it (``0e0``, ``-2.0``); anything else goes on to
         the integer checks."""
-        if (isinstance(value, int | float) and not isinstance(value, bool)
-                and float(value).is_integer() and value < 1):
+        if _whole_below_one(value):
             raise KeyedError((), "must be >= 1 (got {got}): a tier runs 1 replica or more; to "
                              "keep a tier out of the routed fleet, move it under baselines: "
                              "(sized only as a uniform fleet for the saving) or remove it "
@@ -607,7 +606,7 @@ class Scenario(_Strict):
         if isinstance(value, list):
             for i, item in enumerate(value):
                 given = item.get("replicas") if isinstance(item, dict) else None
-                if isinstance(given, int) and not isinstance(given, bool) and given < 1:
+                if _whole_below_one(given):  # 0.0 and -1.0 too: not the routed tier's line
                     raise KeyedError((i, "replicas"), "must be >= 1 (got {got}): a baseline "
                                      "is sized by simulation, so its replicas are unused; "
                                      "leave the key out", {"got": ((i, "replicas"), given)})
@@ -715,6 +714,14 @@ class Scenario(_Strict):
     def _resolve(self, model: str) -> str:
         """A catalogue name as it is; a relative config.json path beside the scenario first."""
         return resolve_model_ref(model, self._source)
+
+
+def _whole_below_one(value: Any) -> bool:
+    """Whether a ``replicas`` as the file writes it is a whole number below 1 (``0``, ``0.0``,
+    ``-2``): what a tier's and a baseline's checks refuse with their own lines (a fraction or
+    anything else goes on to the integer checks)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and float(value).is_integer() and value < 1)
 
 
 def _split_replicas(tier: dict) -> int:
