@@ -55,7 +55,9 @@ def format_plan(result: PlanResult, quality=None) -> str:
                       f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
     span = chosen.get("duration_s")  # what the cost is of (fresh55a: "cost 4.84 USD" of what?)
-    over = f" over the run's {span:,.0f} s" if isinstance(span, int | float) else ""
+    # whole seconds from 10 s; below, 3 significant figures (a 0.71 s run read "1 s")
+    over = ("" if not isinstance(span, int | float) else
+            f" over the run's {span:,.0f} s" if span >= 10 else f" over the run's {_num(span)} s")
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}){over}, "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
