@@ -50,6 +50,7 @@ from tiersim.inputs import (  # noqa: F401 - re-exported: scripts and tests call
     trace_read,
 )
 from tiersim.results import RunResult, dumps, figure_text, reaches_floor, within_limit
+from tiersim.results_figures import percent_text
 from tiersim.routing import Assignment, TierInfo
 from tiersim.routing.capability import output_on_tier
 from tiersim.scenario import (
@@ -513,7 +514,7 @@ def _note_refit_on_draws(scenario: Scenario, assignment: Assignment, infos: list
     if not infos or not len(assignment.tier):
         return
     counts = np.bincount(assignment.tier, minlength=len(infos))
-    shares = ", ".join(f"{info.name} {count / counts.sum():.0%}"
+    shares = ", ".join(f"{info.name} {percent_text(count / counts.sum(), 0)}"
                        for info, count in zip(infos, counts))
     warnings.warn(f"{source}: router.confusion is set (zeros too), so the {router.policy} "
                   "router fits its cuts on the realised 0/1 correctness, not the expected "
