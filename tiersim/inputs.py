@@ -492,12 +492,15 @@ def _note_weight_only_formats(scenario: Scenario) -> None:
     math, so a planner who sees an NVFP4 tier read as fast as a W4A16 one is told why, and
     that the format saves weight memory and reads there, not compute."""
     from tiersim.hardware import get_gpu, get_model
-    from tiersim.hardware.precisions import weight_formats
+    from tiersim.hardware.precisions import PRECISIONS, weight_formats
 
     gpu = get_gpu(scenario.gpu)
     for tier in scenario.tiers:
         formats = weight_formats(get_model(scenario.tier_model_ref(tier)), tier.precision)
-        lacking = {p.label: p for p in (formats.of(g) for g in formats.present)
+        # by the format's own label: a checkpoint group stored at other bits ("NVFP4 (8.78
+        # bits a weight: some modules in another format)") is that format's tensor cores too
+        lacking = {getattr(PRECISIONS.get(p.name), "label", p.label): p
+                   for p in (formats.of(g) for g in formats.present)
                    if not p.weight_only and p.native_compute != "bf16"
                    and not p.is_native_on(gpu)}
         if not lacking:
