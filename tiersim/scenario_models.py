@@ -10,6 +10,7 @@ models; :mod:`tiersim.runner` turns them into plain engine objects.
 
 from __future__ import annotations
 
+import numbers
 import types
 import typing
 from pathlib import Path
@@ -292,7 +293,8 @@ class TierConfig(_Strict):
                               "config.json); default: the scenario's")
     precision: str = Field(description="bf16, fp8, fp8_block, w4a16, nvfp4, mxfp4, or "
                            "checkpoint (the formats its config.json declares)")
-    replicas: int = Field(description="1 or more, at most limits.max_replicas (default 1024)")
+    replicas: int = Field(ge=1, description="1 or more, at most limits.max_replicas (default "
+                          "1024)")  # ge=1 too: :meth:`_runs` says why first
     gpus_per_replica: int = Field(default=1, ge=1, le=MAX_GPUS_PER_REPLICA,
                                   description="GPUs one replica "
                                   "uses in all (tensor parallel x data_parallel)")
@@ -720,8 +722,8 @@ def _whole_below_one(value: Any) -> bool:
     """Whether a ``replicas`` as the file writes it is a whole number below 1 (``0``, ``0.0``,
     ``-2``): what a tier's and a baseline's checks refuse with their own lines (a fraction or
     anything else goes on to the integer checks)."""
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and float(value).is_integer() and value < 1)
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and float(value).is_integer() and value < 1)  # numpy's too (scenario_from_dict)
 
 
 def _split_replicas(tier: dict) -> int:
