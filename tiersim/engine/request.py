@@ -118,8 +118,12 @@ def sequences_held(limits: SchedulerLimits, num_blocks: int, tokens: int, extra:
     its last decode step, its fixed state's blocks included; ``extra``: token slots each
     holds beside them, a speculative tier's ``k`` draft tokens): the blocks over a
     sequence's. The one figure the run's KV-thrashing note and the router's price
-    (:func:`tiersim.inputs.request_seconds`) read; 0: not one fits."""
-    return int(num_blocks) // seq_blocks(limits, max(1, int(tokens) + int(extra)))
+    (:func:`tiersim.inputs.request_seconds`) read; 0: not one fits. A speculative step
+    computes ``extra + 1`` tokens, so a window group holds the pages of that step's window, as
+    the engine's speculative scheduler allocates them (it was counted at a one-token step:
+    a page a window group short)."""
+    return int(num_blocks) // seq_blocks(limits, max(1, int(tokens) + int(extra)),
+                                         1 + max(0, int(extra)))
 
 
 def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -> int:
