@@ -38,3 +38,14 @@ def test_a_format_the_gpu_computes_in_or_a_weight_only_one_gets_no_note(tmp_path
                                                                          precision):
     """W4A16 is weight-only by name, FP8 and BF16 are native on Hopper, NVFP4 on Blackwell."""
     assert _notes(tmp_path, gpu, precision) == []
+
+
+def test_a_baseline_at_nvfp4_is_told_too(tmp_path):
+    """A baseline tier is sized and shown beside the routed fleet: it gets the note too."""
+    doc = tiny_doc(gpu="H200", profile=None)
+    doc["baselines"] = [{**doc["tiers"][1], "name": "base4", "precision": "nvfp4"}]
+    scenario = load_scenario(write_yaml(tmp_path / "b.yaml", doc))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _note_weight_only_formats(scenario)
+    assert [str(w.message).split(":")[0] for w in caught] == ["tier base4"]

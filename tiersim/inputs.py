@@ -495,7 +495,7 @@ def _note_weight_only_formats(scenario: Scenario) -> None:
     from tiersim.hardware.precisions import PRECISIONS, weight_formats
 
     gpu = get_gpu(scenario.gpu)
-    for tier in scenario.tiers:
+    for tier in (*scenario.tiers, *scenario.baselines):  # a baseline is sized and shown too
         formats = weight_formats(get_model(scenario.tier_model_ref(tier)), tier.precision)
         # by the format's own label: a checkpoint group stored at other bits ("NVFP4 (8.78
         # bits a weight: some modules in another format)") is that format's tensor cores too
