@@ -133,12 +133,14 @@ re-exported."""
 # Loading
 
 
-def load_scenario(path: str | Path, fit: bool = True) -> Scenario:
+def load_scenario(path: str | Path, fit: bool = True, current_given: bool = False) -> Scenario:
     """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line.
     ``fit=False`` leaves out the check that each tier fits its GPUs per replica (the planner,
-    which tries other GPU counts itself)."""
+    which tries other GPU counts itself). ``current_given``: today's fleet is named on the
+    command line (``tiersim plan --current``), so a ``plan`` block need not hold
+    ``plan.current``."""
     data, root = read_yaml(path)
-    return _validate(data, str(path), root, fit)
+    return _validate(data, str(path), root, fit, current_given)
 
 
 def _wants_number(annotation: Any) -> bool:
@@ -497,8 +499,10 @@ def scenario_from_dict(data: dict, source_name: str) -> Scenario:
     return _validate(data, source_name, None)
 
 
-def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) -> Scenario:
-    """Build the Scenario, then run the checks that need the hardware catalogue."""
+def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True,
+              current_given: bool = False) -> Scenario:
+    """Build the Scenario, then run the checks that need the hardware catalogue.
+    ``current_given``: as :func:`load_scenario`'s."""
     refuse_non_map(data, source, root)
     problem = number_problem(data, root)  # a boolean, quoted or misspelt number: one walk
     if problem is not None:
@@ -513,6 +517,9 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True) 
         raise ScenarioError(source, _where(loc, root), _explain(first, loc, root)
                             + _reading(first["type"], root, loc),
                             refused_as=None if root is not None else first["type"]) from None
+    if scenario.plan is not None and scenario.plan.current is None and not current_given:
+        # as pydantic words a missing key; tiersim plan --current gives it in its place
+        raise ScenarioError(source, _where(("plan", "current"), root), "required key is missing")
     scenario._source = source
     dump = scenario.model_dump(by_alias=True)
     if _may_refuse_numbers(dump):  # the walk that words it, only where it has one to word
@@ -602,7 +609,7 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
     number more than :data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING` (1,024 replicas of
     4,096 ranks ran out of memory building them)."""
     limit = scenario.limits.max_replicas
-    for k, today in enumerate(scenario.plan.current if scenario.plan else ()):
+    for k, today in enumerate((scenario.plan.current or ()) if scenario.plan else ()):
         if today.replicas > limit:  # today's fleet: simulated as a tier is
             raise ScenarioError(source, _where(("plan", "current", k, "replicas"), root),
                                 f"{today.replicas} replicas is above limits.max_replicas "

@@ -530,9 +530,14 @@ class PlanConfig(_Strict):
     aside): the fleet run today, which the plan's saving is quoted against too, and the hours a
     month of it is paid for."""
 
+    # required, but checked once ``tiersim plan --current`` has had its say (it names today's
+    # fleet in place of this key): absent, it reads None (pydantic leaves a default unchecked,
+    # so ``current: null`` is still refused as no list); :func:`tiersim.scenario.load_scenario`
+    # refuses it missing unless told the flag gives it
     current: list[CurrentTier] = Field(
-        min_length=1, max_length=64, description="today's fleet: each tier's name, replicas "
-        "and GPUs per replica; simulated on the same trace and seed as the plan")
+        default=None, min_length=1, max_length=64, description="today's fleet: each tier's "
+        "name, replicas and GPUs per replica; simulated on the same trace and seed as the "
+        "plan (tiersim plan --current gives it in its place)")
     hours_per_month: float = Field(
         default=HOURS_PER_MONTH, gt=0, le=744, description="hours a month of today's fleet "
         "and of the plan is paid for (730: 24/7; at most 744, a 31-day month)")
@@ -651,7 +656,7 @@ class Scenario(_Strict):
     def _current_names_tiers(self) -> Scenario:
         """``plan.current`` names each of the scenario's tiers at most once, and a baseline-only
         tier only alone (no router sends it requests beside other tiers)."""
-        if self.plan is None:
+        if self.plan is None or self.plan.current is None:
             return self
         routed = [t.name for t in self.tiers]
         only = [t.name for t in self.baselines]
