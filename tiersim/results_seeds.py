@@ -66,7 +66,9 @@ def rejected_lines(check: dict) -> list[str]:
     """The seed check's lines on the fleets the plan turned away at its seed that rank before
     the plan or its saving's baseline (plan.json's ``seed_check.rejected``:
     :func:`tiersim.cli.plan_seeds.rejected_check`): one line for each that meets every
-    constraint at some seed checked, saying the choice hinges on the plan's seed, then one line
+    constraint at some seed checked, saying the choice hinges on the plan's seed (where that
+    fleet costs what the one it would replace costs, that the fleet hinges but the saving does
+    not), then one line
     naming those that miss at every seed checked too; none where there is none."""
     from tiersim.results import basis_words
 
@@ -92,8 +94,16 @@ def rejected_lines(check: dict) -> list[str]:
         where = (f"every seed checked ({_seed_list(met)})" if len(met) == checked else
                  f"{len(met)} of {checked} seeds checked ({_seed_list(met)})")
         what = "the choice of plan" if role == "plan" else "the saving's baseline"
+        if gap == 0:  # the same price as the fleet it would replace: the fleet hinges, not the
+            # saving (a tie on what is paid, ranked first by the tie's rules)
+            fleets, which = (("fleets", "planned") if role == "plan" else
+                             ("uniform fleets", "the saving's baseline"))
+            hinge = (f"which of two {fleets} of the same cost{per} is {which} hinges on seed "
+                     f"{planned}'s draws; the saving{per} does not")
+        else:
+            hinge = f"{what} hinges on seed {planned}'s draws"
         line = (f"    {name} was turned away at seed {planned} ({missed} missed) but "
-                f"meets {held} at {where}: {what} hinges on seed {planned}'s draws")
+                f"meets {held} at {where}: {hinge}")
         if role == "baseline":
             spans = [x["vs_fleet_frac"] for x in r.get("per_seed") or []
                      if x.get("seed") in met and x.get("vs_fleet_frac") is not None]
