@@ -283,6 +283,13 @@ class PlanResult:
     saving against it per hour and per month; None, and not written, where none is named (a
     plan.json of a plan without it reads as before)."""
 
+    seed_check_none: str | None = None
+    """Why the planned fleet was checked at no other seed: ``--check-seeds 0``, or ``no seed
+    follows the scenario's`` (a scenario at the largest seed, ``--check-seeds`` left at its
+    default; :data:`tiersim.results_seeds.NO_SEED_CHECK`), so the report says it as the console
+    does; None, and not written, where seeds were checked or no fleet was planned (a plan.json
+    written before round 55 reads as before, and its report without that line)."""
+
     @property
     def splits(self) -> list[dict[str, Any]]:
         """Every prefill/decode split the plan chose: ``disaggregation``, then
@@ -294,7 +301,7 @@ class PlanResult:
         """Plain JSON fields (the content of plan.json); ``robust`` only where the plan was
         sized for several seeds."""
         out = _fields(self)
-        for key in ("robust", "current"):  # written only where asked for
+        for key in ("robust", "current", "seed_check_none"):  # written only where asked for
             if out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -312,6 +319,8 @@ class PlanResult:
             plan = _build(cls, data, **lists)
             if plan.robust is not None:  # as the file writes it, its 2 not pydantic's 2.0
                 _check_robust(data["robust"])
+            if plan.seed_check_none is not None:
+                _check_no_seed_check(plan)
             if plan.current is not None:
                 _check_current(data["current"], plan.plan)
                 _check_split(data["current"], plan.plan, plan.uniform)
@@ -319,6 +328,24 @@ class PlanResult:
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
+
+
+def _check_no_seed_check(plan: PlanResult) -> None:
+    """A ValueError where a plan's ``seed_check_none`` is no reason a plan writes
+    (:data:`tiersim.results_seeds.NO_SEED_CHECK`'s keys), or stands beside a ``seed_check``
+    or without a planned fleet: the report words the line from it."""
+    from tiersim.errors import json_written
+    from tiersim.results_seeds import NO_SEED_CHECK
+
+    why = plan.seed_check_none
+    if why not in NO_SEED_CHECK:
+        raise ValueError(f"'plan.seed_check_none' must be one of "
+                         f"{', '.join(json_written(k) for k in NO_SEED_CHECK)}, got "
+                         f"{json_written(why)}")
+    if plan.seed_check is not None or plan.plan is None:
+        raise ValueError("'plan.seed_check_none' says why a planned fleet was checked at no "
+                         "other seed, got it " + ("beside a seed_check" if plan.seed_check
+                                                  is not None else "with no fleet planned"))
 
 
 def _check_robust(robust: dict[str, Any]) -> None:

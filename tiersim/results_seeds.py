@@ -13,6 +13,34 @@ CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
 """A missed constraint of the seed check, in words."""
 
 
+DEFAULT_CHECK_SEEDS = 3
+"""Seeds ``tiersim plan`` checks its fleet at unless ``--check-seeds`` says otherwise (0: none).
+Three cost about 3% of the plan's search time on ``plan_default.yaml`` and 15% on
+``default.yaml`` (docs/planning.md, "Checking the plan at other seeds")."""
+
+NO_SEED_CHECK = {
+    "--check-seeds 0": "leave --check-seeds out to check the fleet at "
+                       f"{DEFAULT_CHECK_SEEDS} more seeds",
+    "no seed follows the scenario's": "lower its seed to check the fleet at "
+                                      f"{DEFAULT_CHECK_SEEDS} more seeds",
+}
+"""Why a plan was checked at no other seed (plan.json ``seed_check_none``), each with what to
+do for a check: ``--check-seeds 0`` typed, or a scenario at the largest seed, where the default
+has no seed to check (:func:`tiersim.cli.plan_seeds.check_count`)."""
+
+
+def unchecked_lines(why: str | None) -> list[str]:
+    """The line ``tiersim plan`` prints where the seed check's block would be when none was run
+    (``why``: plan.json's ``seed_check_none``, a key of :data:`NO_SEED_CHECK`), the report's
+    "At other seeds" block the same: a plan checked at no other seed read like one that held at
+    every seed. Nothing where ``why`` is None (seeds were checked, or no fleet was planned)."""
+    if why is None:
+        return []
+    return [f"  seed check: none ({why}): every figure above is at the scenario's seed alone, "
+            "whose draws (the router's fit, each request's correctness) can decide the plan; "
+            f"{NO_SEED_CHECK[why]}"]
+
+
 def seed_check_lines(check: dict | None) -> list[str]:
     """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
     without one."""

@@ -137,10 +137,10 @@ def plan(
                                hours_per_month=unsigned_zero(hours_per_month),
                                e2e=slo_e2e_p99, session=slo_session_p99)
         echo(format_plan(result, planned_quality(out, result)))
-        if not check_seeds and result.plan is not None:
-            from tiersim.cli.plan_seeds import UNCHECKED
+        from tiersim.results_seeds import unchecked_lines
 
-            echo(UNCHECKED)
+        for line in unchecked_lines(result.seed_check_none):  # where the check's block would be
+            echo(line)
         for line in provenance_lines(path):
             echo(line)
         echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
@@ -230,7 +230,11 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     from tiersim.cli.plan_seeds import check_count
 
     # checked (as max_replicas, no text kept); a default held to the seeds there are
+    asked = check_seeds
     check_seeds = plain_int(check_count(scenario, check_seeds, str(scenario_path), robust))
+    # why none (plan.json seed_check_none): 0 asked for, or none left after the scenario's seed
+    unchecked = (None if check_seeds else "--check-seeds 0" if not asked
+                 else "no seed follows the scenario's")
     if robust:
         from tiersim.cli.plan_seeds import check_robust
 
@@ -245,7 +249,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor, e2e, session), out, choose,
-                     max_replicas, gpu_options, cost_model, report, check_seeds, robust, today)
+                     max_replicas, gpu_options, cost_model, report, check_seeds, robust, today,
+                     unchecked)
 
 
 def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
@@ -261,8 +266,9 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
           gpu_options, cost_model, report: bool, check_seeds: int = 0,
-          robust: bool = False, today=None) -> PlanResult:
-    """:func:`plan_capacity` once the folder is claimed."""
+          robust: bool = False, today=None, unchecked: str | None = None) -> PlanResult:
+    """:func:`plan_capacity` once the folder is claimed. ``unchecked``: why no seed is checked
+    (plan.json ``seed_check_none``, kept where a fleet is planned)."""
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
 
@@ -314,6 +320,10 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
 
         result = dataclasses.replace(result, seed_check=seed_check(
             scenario, result, str(scenario_path), max_replicas, check_seeds))
+    elif unchecked is not None and result.plan is not None:  # said by console and report alike
+        import dataclasses
+
+        result = dataclasses.replace(result, seed_check_none=unchecked)
     if today is not None:  # today's fleet on the same trace, seed and constraints
         import dataclasses
 

@@ -25,12 +25,8 @@ from typing import Any
 from tiersim.errors import Note
 
 # the text of the check lives beside the results it reads: tests import it from here
+from tiersim.results_seeds import DEFAULT_CHECK_SEEDS as DEFAULT_CHECK_SEEDS
 from tiersim.results_seeds import seed_check_lines as seed_check_lines
-
-DEFAULT_CHECK_SEEDS = 3
-"""Seeds ``tiersim plan`` checks its fleet at unless ``--check-seeds`` says otherwise (0: none).
-Three cost about 3% of the plan's search time on ``plan_default.yaml`` and 15% on
-``default.yaml`` (docs/planning.md, "Checking the plan at other seeds")."""
 
 SOURCE = ("modelled: simulated by the plan's evaluator, the planned scenario with only its "
           "seed changed")
@@ -42,13 +38,6 @@ REUSED_SOURCE = ("modelled: read from the --robust search's own runs at each see
                  "fleet in the scenario with only its seed changed")
 """The seed check's source where every checked seed's figures are the ``--robust`` search's own
 runs there (:data:`REUSE_ROBUST_RUNS`): nothing was simulated for the check."""
-
-UNCHECKED = (f"  seed check: none (--check-seeds 0): every figure above is at the scenario's "
-             "seed alone, whose draws (the router's fit, each request's correctness) can decide "
-             f"the plan; leave --check-seeds out to check the fleet at {DEFAULT_CHECK_SEEDS} more "
-             "seeds")
-"""The line ``tiersim plan --check-seeds 0`` prints where the seed check's block would be: before,
-it printed nothing, and a plan checked at no other seed read like one that held at every seed."""
 
 LARGEST_SEED = 2**63 - 1
 """The largest ``seed`` a scenario takes (:class:`tiersim.scenario_models.Scenario`)."""
