@@ -232,7 +232,9 @@ class CurrentFleet(TypedDict):
     right_sizing_per_hour_usd: NotRequired[float | None]
     design_vs_uniform_per_hour_usd: NotRequired[float | None]
     split_not_given: NotRequired[str | None]
-    """The saving per hour split (:func:`tiersim.results_current.split_record`): right-sizing
+    wall_s: NotRequired[float | None]
+    """``wall_s``: seconds today's fleet took to simulate (absent before round 55). The saving
+    per hour split (:func:`tiersim.results_current.split_record`): right-sizing
     today's fleet to the sized uniform fleet of its tier (``uniform``'s
     ``split_uniform_design``) and the plan's design against that fleet, summing to
     ``vs_current_per_hour_usd``; or why it is not given. Absent in a plan.json written before
@@ -427,8 +429,8 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     accuracy = current["accuracy"]
     if accuracy is not None and not 0 <= accuracy <= 1:
         raise bad("accuracy", "must be a fraction between 0 and 1", accuracy)
-    for key in ("cost_usd", "cost_per_hour_usd", "duration_s", "dropped"):
-        if current[key] < 0:
+    for key in ("cost_usd", "cost_per_hour_usd", "duration_s", "dropped", "wall_s"):
+        if current.get(key) is not None and current[key] < 0:
             raise bad(key, "must be >= 0", current[key])
     per_hour, month = current["vs_current_per_hour_usd"], current["vs_current_per_month_usd"]
     rate = current["cost_per_hour_usd"]

@@ -4,7 +4,8 @@
 interval and source (:func:`accuracy_line`), its notes of a router floor above the fleet's
 accuracy (:func:`floor_notes`) and of a planned tier over an SLO the fleet's p99 meets
 (:func:`tiers_over_slo`), and the p99 TTFT / TPOT of the plan and its sized uniform fleets
-(:func:`p99_line`). Each returns its lines unindented; the console indents them. The report
+(:func:`p99_line`), and what the head line's time covers (:func:`time_words`). Each returns its
+lines unindented; the console indents them. The report
 may not import the command line, so these live here, beside :mod:`tiersim.results_current` and
 :mod:`tiersim.results_seeds`.
 """
@@ -162,3 +163,23 @@ def tiers_over_slo(chosen: dict[str, Any], constraints: dict[str, Any],
 
 
 __all__ = ["accuracy_line", "floor_notes", "interval_words", "p99_line", "tiers_over_slo"]
+
+
+def time_words(simulations: int, wall_s: float, seed_check: dict[str, Any] | None,
+               current: dict[str, Any] | None) -> str:
+    """The plan's head line's time, in its brackets: the search's simulations and seconds
+    (plan.json ``simulations``, ``wall_s``), and, where the command simulated more, each part
+    named with its seconds (``seed_check.wall_s``, ``current.wall_s``) and their sum: "138
+    simulations in 75.2 s of search; seed check 4.7 s; today's fleet 0.4 s; 80.3 s in all"
+    (no colon: a reader of the line splits the design off at its first ": "). Before round 55
+    the line gave the search's alone, and read as the whole command's. The planned fleet's own
+    run that DIR gets, after the plan, is in none of them."""
+    search = f"{simulations} simulation{'' if simulations == 1 else 's'} in {wall_s:.1f} s"
+    parts = [(name, part.get("wall_s")) for name, part in (("seed check", seed_check),
+                                                            ("today's fleet", current))
+             if part and isinstance(part.get("wall_s"), int | float)]
+    if not parts:
+        return search
+    total = wall_s + sum(w for _, w in parts)
+    return (f"{search} of search; " + "; ".join(f"{name} {w:.1f} s" for name, w in parts)
+            + f"; {total:.1f} s in all")

@@ -13,6 +13,7 @@ it for the console and the report.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,11 +232,14 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     its cost per hour provisioned, p99s, accuracy and drops against the constraints, and the
     plan's saving against it per hour and per month of ``hours_per_month`` hours (None
     without a plan), split into right-sizing and the plan's design
-    (:func:`tiersim.results_current.split_record`)."""
+    (:func:`tiersim.results_current.split_record`), and how long it took (``wall_s``, which
+    the plan's head line gives beside the search's: :func:`tiersim.results_plan_lines.
+    time_words`)."""
     from tiersim.plan.constraints import _missed, verdict
     from tiersim.results import reaches_floor
     from tiersim.results_current import split_record
 
+    t0 = time.perf_counter()
     design, replicas = design_of(today)
     configured = getattr(evaluator, "as_configured", None)  # a split tier at today's split
     if configured is None:
@@ -278,6 +282,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "vs_current_per_month_usd": None if per_hour is None
         else per_hour * today.hours_per_month,
         **split_record(list(design.tiers), rate, per_hour, result.uniform),
+        "wall_s": time.perf_counter() - t0,  # the plan's head line adds it to the search's
     }
 
 

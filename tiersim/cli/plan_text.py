@@ -39,8 +39,9 @@ def format_plan(result: PlanResult, quality=None) -> str:
     (:class:`tiersim.results.RouterQuality`), for the line on a router no better than chance
     (:func:`_chance_line`)."""
     result = PlanResult.from_json(result.to_json())
-    head = (f"{result.simulations} simulation{'' if result.simulations == 1 else 's'} "
-            f"in {result.wall_s:.1f} s")
+    from tiersim.results_plan_lines import time_words
+
+    head = time_words(result.simulations, result.wall_s, result.seed_check, result.current)
     chosen = result.plan
     from tiersim.results_seeds import robust_lines
 

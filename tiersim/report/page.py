@@ -951,11 +951,16 @@ def plan_section(plan: PlanResult) -> str:
     nor the uniform fleets' p99s, and with no floor not the plan's accuracy at all; so are its
     notes of a router floor above the fleet's accuracy and of a tier over an SLO the fleet's
     p99 meets."""
-    from tiersim.results_plan_lines import accuracy_line, floor_notes, p99_line, tiers_over_slo
+    from tiersim.results_plan_lines import (
+        accuracy_line,
+        floor_notes,
+        p99_line,
+        tiers_over_slo,
+        time_words,
+    )
 
     chosen = plan.plan
-    head = (f"{plan.simulations} simulation{'' if plan.simulations == 1 else 's'} "
-            f"in {plan.wall_s:.1f} s")
+    head = time_words(plan.simulations, plan.wall_s, plan.seed_check, plan.current)
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
