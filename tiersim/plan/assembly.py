@@ -25,7 +25,14 @@ from tiersim.plan.ranking import (
     compare,
     drain_gap,
 )
-from tiersim.results import PlanResult, basis_words, figure_text, paid, saving_basis
+from tiersim.results import (
+    PlanResult,
+    basis_words,
+    figure_text,
+    paid,
+    percent_text,
+    saving_basis,
+)
 
 
 class PlanAssembly:
@@ -217,11 +224,32 @@ class PlanAssembly:
             out["missed"] = f"meets every constraint; costs {cost} USD against the plan's 0"
             return out
         notes = [n for n in (BASELINE_ONLY if baseline and frac <= 0 else "",
+                             self._cascade_note(r) if frac > 0 else "",
                              _over_trace(frac, over)) if n]
         out["missed"] = (f"meets every constraint; {_dearer(frac)}"
                          f"{basis_words(saving_basis(model), frac)}"
                          + (f" ({'; '.join(notes)})" if notes else ""))
         return out
+
+    def _cascade_note(self, r: DesignResult) -> str:
+        """Why a design that escalates (a cascade) is dearer, in one clause: "a cascade: the
+        30.6% of requests it escalates pay for nvfp4's answer, then wait through bf16's", so
+        both its tiers are sized for the SLO on requests served twice (fresh54b: a cascade
+        "1,767 % dearer" said no why). The tiers are the commonest first and second tier of
+        its escalated requests; "" for a design that escalates none (or an evaluator that
+        routes none: a stand-in)."""
+        import numpy as np
+
+        routing = getattr(self.evaluator, "routing", None)
+        a = None if routing is None else routing(r.design)[1]
+        if a is None or not a.escalated.any():
+            return ""
+        escalated, tiers = a.escalated, r.design.tiers
+        first = tiers[int(np.bincount(a.tier[escalated]).argmax())]
+        second = tiers[int(np.bincount(a.escalate_to[escalated]).argmax())]
+        share = percent_text(float(escalated.mean()), 1)
+        return (f"a cascade: the {share} of requests it escalates pay for {first}'s answer, "
+                f"then wait through {second}'s")
 
     def _baseline_only(self, r: DesignResult) -> bool:
         """Whether ``r`` is the uniform fleet of a tier listed under ``baselines:`` (sized for
