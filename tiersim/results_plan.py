@@ -142,6 +142,27 @@ class RejectedFleet(TypedDict):
     per_seed: list[RejectedRow]
 
 
+class TodayRow(TypedDict):
+    """Today's fleet at one checked seed of a ``seed_check`` (``current.per_seed``): its
+    figures there and the constraints it missed."""
+
+    seed: int
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    accuracy: float | None
+    dropped: int | None
+    missed: list[str]
+
+
+class TodayAtSeeds(TypedDict):
+    """Today's fleet at a ``seed_check``'s checked seeds (``seed_check.current``:
+    :func:`tiersim.cli.plan_seeds.today_check`), beside plan.json's ``current`` at the plan's
+    seed; absent without today's fleet, under ``--robust`` and before round 55."""
+
+    met_seeds: list[int]
+    per_seed: list[TodayRow]
+
+
 class SeedCheck(TypedDict):
     """A plan's ``seed_check`` (docs/planning.md): read strictly, so a hand-edited one is the
     plan's one-line "malformed plan" error, never a traceback in the report."""
@@ -163,6 +184,7 @@ class SeedCheck(TypedDict):
     accuracy_basis: NotRequired[str | None]
     accuracy_floor: float | None
     rejected: NotRequired[list[RejectedFleet]]
+    current: NotRequired[TodayAtSeeds]
     wall_s: float | None
 
 
@@ -323,6 +345,8 @@ class PlanResult:
                 _check_robust(data["robust"])
             if plan.seed_check_none is not None:
                 _check_no_seed_check(plan)
+            if plan.seed_check is not None and "current" in plan.seed_check:
+                _check_today_at_seeds(plan)
             if plan.current is not None:
                 _check_current(data["current"], plan.plan)
                 _check_split(data["current"], plan.plan, plan.uniform)
@@ -330,6 +354,29 @@ class PlanResult:
         except (KeyError, TypeError, ValueError) as err:
             raise TiersimError(f"{source}: malformed plan ({_oneline(err)}); rerun "
                                "`tiersim plan` to rewrite it") from None
+
+
+def _check_today_at_seeds(plan: PlanResult) -> None:
+    """A ValueError where a seed check's ``current`` (today's fleet at its checked seeds) is
+    no record a plan writes: without plan.json's ``current``, its rows not the checked seeds
+    in order, or its ``met_seeds`` not the rows that missed nothing."""
+    from tiersim.errors import json_written
+
+    check = plan.seed_check or {}
+    today = check["current"]
+    if plan.current is None:
+        raise ValueError("'plan.seed_check.current' is today's fleet at the checked seeds, got "
+                         "it with no today's fleet ('plan.current')")
+    seeds = [row["seed"] for row in today["per_seed"]]
+    if seeds != check["seeds"][1:]:
+        raise ValueError(f"'plan.seed_check.current.per_seed' must hold a row for each checked "
+                         f"seed {json_written(check['seeds'][1:])} in order, got the seeds "
+                         f"{json_written(seeds)}")
+    met = [row["seed"] for row in today["per_seed"] if not row["missed"]]
+    if today["met_seeds"] != met:
+        raise ValueError(f"'plan.seed_check.current.met_seeds' must be the seeds whose row "
+                         f"missed nothing, {json_written(met)}, got "
+                         f"{json_written(today['met_seeds'])}")
 
 
 def _check_no_seed_check(plan: PlanResult) -> None:

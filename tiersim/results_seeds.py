@@ -41,9 +41,10 @@ def unchecked_lines(why: str | None) -> list[str]:
             f"{NO_SEED_CHECK[why]}"]
 
 
-def seed_check_lines(check: dict | None) -> list[str]:
+def seed_check_lines(check: dict | None, current: dict | None = None) -> list[str]:
     """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
-    without one."""
+    without one. ``current``: plan.json's ``current`` (today's fleet at the plan's seed), for
+    the line on today's fleet at every seed (:func:`today_line`)."""
     from tiersim.results import accuracy_name, basis_words, figure_text, percent_text, share_text
 
     if not check:
@@ -87,7 +88,51 @@ def seed_check_lines(check: dict | None) -> list[str]:
                           for f in failed)
         lines.append(f"    {what}: {where} (`tiersim plan --robust` sizes for every seed "
                      "checked)")
-    return lines + rejected_lines(check)
+    return lines + today_line(check, current) + rejected_lines(check)
+
+
+def today_line(check: dict, current: dict | None) -> list[str]:
+    """Today's fleet at every seed of the check (plan.json's ``seed_check.current`` at the
+    checked seeds, ``current`` at the plan's), as the plan's own line gives its fleet's: "today's
+    fleet (bf16 2 x 1 GPU) meets the SLOs at 3 of 4 seeds (0, 1, 2); p99 TPOT missed at seed
+    3". Nothing without today's fleet, or under ``--robust`` (its figures are then the worst
+    over the seeds already)."""
+    from tiersim.results_plan import MARGIN_ORDER
+
+    today = check.get("current")
+    if not today or not current:
+        return []
+    planned = check["planned_seed"]
+    holds = current.get("meets_slos") and current.get("meets_floor") is not False
+    met = ([planned] if holds else []) + list(today.get("met_seeds") or [])
+    n = len(check["seeds"])
+    missed: dict[str, list[int]] = {}
+    if not holds:  # the plan's seed: its figures are plan.json current's
+        for key in _current_missed(current):
+            missed.setdefault(key, []).append(planned)
+    for row in today.get("per_seed") or []:
+        for key in row.get("missed") or []:
+            missed.setdefault(key, []).append(row["seed"])
+    replicas, gpus = current.get("replicas") or {}, current.get("gpus_per_replica") or {}
+    fleet = " + ".join(f"{t} {replicas.get(t)} x {gpus.get(t, '?')} GPU"
+                       for t in current.get("tiers") or replicas)
+    order = [*MARGIN_ORDER, "router", "other"]  # as the plan prints its margins
+    where = "; ".join(f"{CONSTRAINT_WORDS.get(k, k)} missed at seed{'s' * (len(v) > 1)} "
+                      f"{_seed_list(sorted(v))}" for k, v in sorted(
+                          missed.items(), key=lambda kv: order.index(kv[0])
+                          if kv[0] in order else len(order)))
+    return [f"    today's fleet ({fleet}) meets the SLOs{_and_floor(check)} at {len(met)} of {n} "
+            f"seeds" + (f" ({_seed_list(met)})" if met else "") + (f"; {where}" if where else "")]
+
+
+def _current_missed(current: dict) -> list[str]:
+    """The constraints today's fleet missed at the plan's seed: plan.json ``current``'s
+    ``missed``, words that name each by its key first ("ttft_p99_s 0.334 vs limit 0.3;
+    accuracy 79.2% < floor 80.0%": :func:`tiersim.plan.constraints._missed`); "other" for a
+    miss they do not name."""
+    parts = [part.split(" ")[0] for part in (current.get("missed") or "").split("; ") if part]
+    keys = [k if k in CONSTRAINT_WORDS else "other" for k in parts]
+    return list(dict.fromkeys(keys)) or ["other"]
 
 
 def rejected_lines(check: dict) -> list[str]:

@@ -319,7 +319,7 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
         from tiersim.cli.plan_seeds import check_seeds as seed_check
 
         result = dataclasses.replace(result, seed_check=seed_check(
-            scenario, result, str(scenario_path), max_replicas, check_seeds))
+            scenario, result, str(scenario_path), max_replicas, check_seeds, today))
     elif unchecked is not None and result.plan is not None:  # said by console and report alike
         import dataclasses
 

@@ -113,13 +113,16 @@ def check_robust(scenario, count: int, source: str) -> None:
                            "out --robust")
 
 
-def check_seeds(scenario, result, source: str, max_replicas: int | None, count: int
-                ) -> dict[str, Any] | None:
+def check_seeds(scenario, result, source: str, max_replicas: int | None, count: int,
+                today=None) -> dict[str, Any] | None:
     """plan.json's ``seed_check``: the plan's fleet and its saving's uniform baseline at the
     plan's seed (its own figures) and simulated at each of the ``count`` seeds after it; None
     with ``count`` 0 or no plan. ``scenario`` is the scenario planned (its cost model the
     plan's), ``max_replicas`` the limit the plan sized under (written into the planned
-    scenario as :func:`tiersim.cli.plan.write_plan` writes it)."""
+    scenario as :func:`tiersim.cli.plan.write_plan` writes it). ``today``: today's fleet
+    (:class:`tiersim.cli.plan_current.Today`), checked at the same seeds too
+    (:func:`today_check`), except under ``--robust``, where its figures are already the worst
+    over them."""
     from tiersim.cli.plan_scenario import planned_doc
     from tiersim.plan.constraints import Constraints
 
@@ -155,7 +158,40 @@ def check_seeds(scenario, result, source: str, max_replicas: int | None, count: 
         rejected = rejected_check(scenario, result, source, c, base, plan_costs)
         if rejected:
             out["rejected"] = rejected
+    if today is not None and not robust:
+        out["current"] = today_check(scenario, result, source, c, today,
+                                     [r["seed"] for r in rows[1:]])
     return {**out, "wall_s": time.perf_counter() - t0}
+
+
+def today_check(scenario, result, source: str, c, today, seeds: list[int]) -> dict[str, Any]:
+    """plan.json's ``seed_check.current``: today's fleet simulated at each checked seed by an
+    evaluator of the scenario searched with only its seed changed (as
+    :func:`rejected_check` simulates the fleets the plan turned away), held to the plan's
+    constraints: its p99s, accuracy, drops and what it missed there (``per_seed``), and the
+    seeds where it met every constraint (``met_seeds``). The plan's own seed is plan.json's
+    ``current``. Asks whether today's fleet, as the plan, holds at other draws: a saving
+    against a fleet that misses at them is part the price of meeting the constraints."""
+    from tiersim.cli.plan_current import design_of
+    from tiersim.plan.constraints import margins
+    from tiersim.plan.evaluate import SimEvaluator
+
+    design, replicas = design_of(today)
+    settings = [tuple(sorted((d.get("router") or {}).items()))
+                for d in [result.plan, *result.runners_up] if len(d.get("tiers") or ()) > 1]
+    rows = []
+    for seed in seeds:
+        with warnings.catch_warnings():  # the plan's own notes again, once a seed: said already
+            warnings.simplefilter("ignore", Note)
+            evaluator = SimEvaluator(scenario.model_copy(update={"seed": seed}), source,
+                                     cost_model=result.cost_model)
+            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)
+            evaluator.score_realised_if_read(settings)  # the plan's basis (realised or not)
+            o = evaluator.evaluate(design, dict(replicas))
+        rows.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+                     "accuracy": o.accuracy, "dropped": o.dropped,
+                     "missed": [k for k, m in _ordered(margins(o, c)) if not m["met"]]})
+    return {"met_seeds": [r["seed"] for r in rows if not r["missed"]], "per_seed": rows}
 
 
 def check_source(reused: list[int], simulated: list[int]) -> str:

@@ -100,7 +100,7 @@ def format_plan(result: PlanResult, quality=None) -> str:
                      f"{SCORE_WORDS}{star})")
     from tiersim.results_seeds import seed_check_lines
 
-    lines += seed_check_lines(result.seed_check)
+    lines += seed_check_lines(result.seed_check, result.current)
     return "\n".join(lines)
 
 

@@ -1013,7 +1013,7 @@ def plan_section(plan: PlanResult) -> str:
             + "<h3>Other designs</h3>"
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split, plan.constraints) for split in plan.splits)
-            + seed_check_section(plan.seed_check, plan.seed_check_none))
+            + seed_check_section(plan.seed_check, plan.seed_check_none, plan.current))
 
 
 def current_section(plan: PlanResult) -> str:
@@ -1085,10 +1085,12 @@ def _robust_paragraph(plan: PlanResult, basis: str | None = None) -> str:
     return "".join(f"<p>{page_text(line.strip())}</p>" for line in lines)
 
 
-def seed_check_section(check: dict | None, none: str | None = None) -> str:
+def seed_check_section(check: dict | None, none: str | None = None,
+                       current: dict | None = None) -> str:
     """``tiersim plan --check-seeds``: the lines the plan prints of it (its count, ranges and
     where it failed), then each seed's figures; where no seed was checked, the console's line
-    saying why (``none``: plan.json ``seed_check_none``), else nothing."""
+    saying why (``none``: plan.json ``seed_check_none``), else nothing. ``current``: plan.json's
+    ``current``, for the line on today's fleet at every seed."""
     from tiersim.results_seeds import (
         CONSTRAINT_WORDS,
         seed_check_lines,
@@ -1099,7 +1101,7 @@ def seed_check_section(check: dict | None, none: str | None = None) -> str:
     if not check:
         said = [line.strip() for line in unchecked_lines(none)]
         return "".join(f"<h3>At other seeds</h3><p>{page_text(x)}</p>" for x in said)
-    lines = [line.strip() for line in seed_check_lines(check)]
+    lines = [line.strip() for line in seed_check_lines(check, current)]
     tiers = [t for t, _ in share_ranges(check)]
     rows = [[r.get("seed"), "planned" if r.get("planned") else "checked",
              r.get("ttft_p99_s"), r.get("tpot_p99_s"), to_figures(r.get("accuracy")),
