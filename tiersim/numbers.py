@@ -136,6 +136,9 @@ def misspelt(text: str, key: str | None = None, flag: str | None = None) -> str 
     the option it was typed for, which words it as what to type (:func:`flag_unit_words`)."""
     if WHOLE.match(text) or FRACTIONAL.match(text) or NON_FINITE.match(text):
         return None
+    ascii_text = ascii_digits(text)
+    if ascii_text != text:
+        return _other_digits(text, ascii_text, key, flag)
     for reading in (_base_sixty, _prefixed, _leading_zero, _underscores):
         why = reading(text)
         if why is not None:
@@ -152,8 +155,50 @@ def misspelt(text: str, key: str | None = None, flag: str | None = None) -> str 
     return _percent_or_dollars(text, key) or _with_unit(text, key)
 
 
-_COMMA = re.compile(r"([+-]?)(\d+)((?:,\d+)+)")
+_COMMA = re.compile(r"([+-]?)([0-9]+)((?:,[0-9]+)+)")
 """A number written with commas: a decimal comma (``3,50``) or thousands (``8,192``)."""
+
+
+_WIDE_SIGNS = str.maketrans("．，－＋＿ｅＥｘＸ％＄−", ".,-+_eExX%$-")
+"""The full-width forms of the signs a number is written with (``３．５``: 3.5), and the
+minus sign U+2212."""
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit of another script (full-width ``１``, Arabic-Indic
+    ``١``, Devanagari ``१``) written as its 0-9, and, where it has such a digit, the full-width
+    point, comma, signs, ``_`` and ``e`` as their ASCII forms; ``text`` itself where it has
+    none."""
+    if text.isascii() or not any(c.isdecimal() and not c.isascii() for c in text):
+        return text
+    import unicodedata
+
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c
+                   for c in text.translate(_WIDE_SIGNS))
+
+
+def other_digits_words(text: str) -> str:
+    """Why ``text`` written in digits other than 0-9 is refused (:func:`ascii_digits`), in
+    words, with no fix."""
+    return (f"{shown(text)} is written in digits other than 0-9 (full-width, or another "
+            "script's), which tiersim does not read")
+
+
+def _other_digits(text: str, ascii_text: str, key: str | None, flag: str | None) -> str:
+    """Why ``text``, written in digits other than 0-9 (``１``, ``３．５０``), is refused, with
+    the number to write: the one its ASCII form ``ascii_text`` writes, or that form's own
+    refusal (``３,５０``: a decimal comma). It was "unable to parse string as a number", as
+    any text is, with no fix (Python's own ``int`` and ``float`` read such digits, YAML and
+    tiersim do not)."""
+    words = other_digits_words(text)
+    if WHOLE.match(ascii_text) or FRACTIONAL.match(ascii_text) or NON_FINITE.match(ascii_text):
+        if flag is None:
+            return f"{words}; write {ascii_text}"
+        if FLAG_KINDS.get(flag) in ("window", "counts"):  # one of the flag's several numbers
+            return f"{words}; type {ascii_text} for {text}"
+        return f"{words}; type {flag} {ascii_text}"
+    why = misspelt(ascii_text, key, flag)
+    return f"{words}, and in 0-9 {why}" if why else f"{words}; write it in 0-9"
 
 
 def _comma(text: str) -> tuple[str, str] | None:

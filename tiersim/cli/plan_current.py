@@ -64,12 +64,26 @@ def parse_current(values: list[str] | None) -> list[tuple[str, int, int | None, 
             raise TiersimError(f"{FLAG} {yaml_written(value)}: one tier a flag; repeat {FLAG} "
                                "for each tier: " + " ".join(f"{FLAG} {part}" for part in parts))
         if not m:
+            _other_digits(value)
             raise TiersimError(f"{FLAG} {yaml_written(value)}: write TIER=REPLICAS or "
                                "TIER=REPLICASxGPUS (a tier of the scenario, its replicas today "
                                "and GPUs per replica), e.g. --current bf16=5x2")
         gpus = None if m.group(3) is None else int(m.group(3))
         out.append((m.group(1), int(m.group(2)), gpus, value))
     return out
+
+
+def _other_digits(value: str) -> None:
+    """Refuse a ``--current`` value whose counts are written in digits other than 0-9
+    (``bf16=５ｘ２``), with the value to type; it was told only the form, which it seemed to
+    have."""
+    from tiersim.numbers import ascii_digits, other_digits_words
+
+    name, _, counts = value.partition("=")
+    written = ascii_digits(counts)
+    if written != counts and _FLAG_VALUE.match(f"{name}={written}"):
+        raise TiersimError(f"{FLAG} {yaml_written(value)}: {other_digits_words(counts.strip())}"
+                           f"; type {FLAG} {name.strip()}={written.strip()}")
 
 
 def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, str]] | None,

@@ -20,6 +20,12 @@ def _parse_gpus(text: str | None) -> tuple[int, ...] | None:
 
     if text is None:
         return None
+    from tiersim.numbers import ascii_digits, other_digits_words
+
+    written = ascii_digits(text)
+    if written != text:  # １,２ was told to type 1, and １，２ was one value
+        raise TiersimError(f"--gpus-per-replica: {other_digits_words(text)}; type "
+                           f"--gpus-per-replica {written}")
     try:
         values = tuple(sorted({_gpu_count(v) for v in text.split(",")}))
     except ValueError:
