@@ -552,16 +552,51 @@ def _write_problem(out: str, folder: Path) -> str | None:
     return None
 
 
+BUNDLED = Path(__file__).resolve().parent.parent / "profiles"
+"""The folder of the profiles shipped inside the package (``tiersim/profiles``)."""
+
+
 def bundled_problem(out: str) -> str | None:
     """Refuse an ``--out`` among the profiles shipped inside the package: every scenario that
     names no profile reads them, so a harness run there (a CPU test, another GPU) replaced the
     default H200 profile. (``--from aiconfigurator``, which rebuilds them from NVIDIA's tables
-    of the same GPU, may write there.)"""
-    bundled = (Path(__file__).resolve().parent.parent / "profiles").resolve()
-    if Path(out).resolve().parent == bundled:
+    of the same GPU, may write there: :func:`bundled_import_problem`.)"""
+    if Path(out).resolve().parent == BUNDLED.resolve():
         return (f"--out {out}: among the profiles shipped with tiersim, which every scenario "
                 "that names no profile reads; write it elsewhere and name it in a scenario's "
                 "profile:")
+    return None
+
+
+def bundled_import_problem(out: str, gpu: str, engine: str, name: str | None) -> str | None:
+    """Refuse an ``--out`` among the shipped profiles for ``tiersim calibrate --from
+    aiconfigurator`` unless it rebuilds a shipped file from its own GPU's and engine's tables
+    (``h200_aiconfigurator_vllm.json`` from ``--gpu h200 --engine vllm``, under its own name,
+    as profiles/README.md's rebuild command does), else None: ``--gpu h100 --out
+    profiles/h200_aiconfigurator_vllm.json`` replaced the default H200 profile with H100's
+    tables (a note said only that its fitted overhead was dropped), and a new name there
+    added a profile to the installed package."""
+    import re
+
+    path = Path(out)
+    if path.resolve().parent != BUNDLED.resolve():
+        return None
+    rebuilt = re.fullmatch(r"(.+)_aiconfigurator_(.+)\.json", path.name)
+    if rebuilt is None or not path.is_file():
+        return (f"--out {out}: among the profiles shipped with tiersim, where --from "
+                "aiconfigurator only rebuilds a shipped GPU_aiconfigurator_ENGINE.json from its "
+                "own GPU's and engine's tables; write it elsewhere and name it in a scenario's "
+                "profile:")
+    own = (rebuilt.group(1), rebuilt.group(2))
+    if (gpu.lower(), engine.lower()) != own:
+        return (f"--out {out}: a profile shipped with tiersim, built from {own[0]}'s {own[1]} "
+                f"tables, which --gpu {gpu} --engine {engine} would replace with {gpu}'s "
+                f"{engine} ones; to rebuild it give --gpu {own[0]} --engine {own[1]}, or write "
+                "elsewhere and name it in a scenario's profile:")
+    if name is not None and name != path.stem:
+        return (f"--name {shown(name, 64)}: a profile shipped with tiersim keeps its name "
+                f"({path.stem}), which runs name as their source; drop --name, or write "
+                "elsewhere")
     return None
 
 

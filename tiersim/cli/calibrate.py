@@ -53,11 +53,12 @@ def import_aiconfigurator_main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, type=home_path,
                         help="where to write the profile JSON")
     args = parser.parse_args(argv)
-    from tiersim.calibrate.cli import out_problem
+    from tiersim.calibrate.cli import bundled_import_problem, out_problem
     from tiersim.errors import TiersimError
     from tiersim.perf.aiconfigurator import import_aiconfigurator
 
-    problem = out_problem(args.out)
+    problem = out_problem(args.out) or bundled_import_problem(args.out, args.gpu, args.engine,
+                                                              args.name)
     if problem:
         raise TiersimError(problem)
 
