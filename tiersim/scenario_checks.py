@@ -622,20 +622,23 @@ def _lone_balancer(tier: TierConfig) -> bool:
 
 def _note_partial_profile(scenario: Scenario) -> None:
     """A note when the scenario's profile is one a calibration cut short or killed wrote
-    (:func:`tiersim.perf.partial_note`)."""
+    (:func:`tiersim.perf.partial_note`), or one that holds no tables
+    (:func:`tiersim.perf.empty_note`)."""
     import warnings
 
     from tiersim.errors import Note
-    from tiersim.perf import partial_note, resolve_profile
+    from tiersim.perf import empty_note, partial_note, resolve_profile
 
     if scenario.profile is None:
         return
     try:
-        note = partial_note(resolve_profile(scenario.profile), scenario.profile)
+        profile = resolve_profile(scenario.profile)
     except TiersimError:
         return  # the checks above name it
-    if note:
-        warnings.warn(Note(note), stacklevel=3)
+    for note in (partial_note(profile, scenario.profile),
+                 empty_note(profile, scenario.profile)):
+        if note:
+            warnings.warn(Note(note), stacklevel=3)
 
 
 def _note_block_splits(scenario: Scenario) -> None:

@@ -86,6 +86,23 @@ def measured_elsewhere(profile, gpu: str) -> str | None:
     return None
 
 
+def empty_note(profile, named: str) -> str | None:
+    """A note for a profile that holds no tables (``tables: []``, beside the overhead or the
+    eager cost it does hold: a harness run of ``--ops overhead``, or a hand edit), whose every
+    operator the bare roofline times, without the calibration a run with no profile reads;
+    None for one with tables. Such a profile ran without a word."""
+    if profile.tables:
+        return None
+    held = [what for what, there in (
+        ("per-iteration overhead", profile.overhead_source != "roofline"),
+        ("eager-step cost", profile.eager.graph_max_tokens > 0)) if there]
+    read = (f"only its {' and '.join(held)} {'are' if len(held) > 1 else 'is'} read from it"
+            if held else "nothing is read from it")
+    return (f"profile {named}: holds no tables (tables: []), so the bare roofline times every "
+            f"operator, without the calibration a run with no profile (profile: null) reads; "
+            f"{read}; give it tables (tiersim calibrate), or use profile: null")
+
+
 def partial_note(profile, named: str) -> str | None:
     """A note for a profile whose ``provenance.status`` says the calibration did not finish
     (``partial: ...``, the harness's cut or killed runs); None for a complete one or one that

@@ -141,6 +141,11 @@ def _profile_from(raw: Any, path: str) -> Profile:
         raise ProfileError(f"{path}: tables: must be a list of table objects")
     tables = [_parse_table(t, f"tables[{i}]", path) for i, t in enumerate(tables_raw)]
     _check_unique(tables, path)
+    if not tables and raw.get("overhead_s") is None and raw.get("eager_s") is None:
+        raise ProfileError(f"{path}: tables: empty, and no overhead_s or eager_s: nothing in "
+                           "the profile would be read (every step the bare roofline's); give "
+                           "its tables, or no profile (profile: null) for the roofline with "
+                           "its shipped calibration")
     return Profile(
         name=raw["name"],
         gpu=raw["gpu"],
