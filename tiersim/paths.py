@@ -130,7 +130,28 @@ def home_expanded(text: str | Path) -> Path:
     if str(path).startswith("~"):
         raise ValueError(f"{text} starts with ~ and a user that does not exist (or no home "
                          "folder is known); write the path in full")
+    _home_problem(str(text))
     return path
+
+
+def _home_problem(text: str) -> None:
+    """Refuse a path typed with a leading ``~`` (``~/runs``) where the home folder it names is
+    none: ``HOME`` set empty made ``~/runs`` the root folder's ``/runs``, and a ``HOME`` of no
+    folder (``HOME=/nonexistent``, as some service accounts have) had ``--out ~/runs`` create
+    ``/nonexistent/runs``; both were written without a word. :class:`ValueError` with the line
+    to show."""
+    import os
+
+    first = text.split("/", 1)[0]
+    if first == "~" and os.environ.get("HOME") == "":
+        raise ValueError(f"{text} starts with ~, and HOME is empty, so ~ would be the root "
+                         "folder /; set HOME to your home folder, or write the path in full")
+    home = expand_user(first)
+    if not home.is_dir():
+        named = " (HOME)" if first == "~" and os.environ.get("HOME") else ""
+        raise ValueError(f"{text} starts with ~, the home folder {home}{named}, which is not an "
+                         "existing folder; set HOME to your home folder, or write the path in "
+                         "full")
 
 
 def resolve_trace_path(path: str | Path, scenario_dir: str | Path | None) -> Path:
