@@ -399,10 +399,17 @@ def _report(out: Path, console: Console) -> None:
     """Write the HTML report. A report that cannot be written (a full disk) or read back is
     the user's to fix: one line, exit 1, as ``tiersim run`` and ``plan`` say it; the points
     and ``sweep.parquet`` stay. Any other failure is printed, and the results stay."""
+    from tiersim.errors import ReportError
     from tiersim.report.page import write_report  # the sweep holds the folder
 
     try:
         console.print(f"report: {escaped(write_report(out))}")
+    except ReportError as error:  # the line said "choose another folder", of a sweep's page
+        fix = error.fix.removesuffix(" or choose another folder").removesuffix(
+            " or choose another")
+        raise ReportError(error.named, error.said, f"{fix}; the sweep's points and "
+                          f"sweep.parquet are kept, and tiersim report {escaped(out)} writes "
+                          "the page") from None
     except (OSError, TiersimError):
         raise
     except Exception as error:  # noqa: BLE001 - results are already saved
