@@ -80,7 +80,11 @@ def test_digits_of_another_script_stay_no_number(tmp_path, capsys, cell):
     path = tmp_path / "t.csv"
     path.write_text(f"arrival_s,input_tokens,output_tokens\n0,5,3\n1,{cell},3\n")
     line = one_error_line(*run_cli(capsys, "trace", "inspect", path))
-    assert "row 2, column 'input_tokens': token count is not a number" in line
+    # round 55 (fuzz22): the line says what the digits are and the number to write in 0-9
+    assert ("row 2, column 'input_tokens': token count is written in digits other than 0-9 "
+            "(full-width, or another script's), which tiersim does not read (got text of "
+            f"{len(cell)} character{'s' if len(cell) > 1 else ''}); write "
+            f"{'05' if len(cell) > 1 else '5'}") in line
 def _arrow_out_of_memory(*_args, **_kwargs):
     """What pyarrow raises when a column does not fit in the memory the process may use: a
     60 KB Parquet trace of 20,000 rows whose dictionary-encoded text column holds one

@@ -233,7 +233,8 @@ def _number_message(raw, value: float, label: str, missing: bool, text_bad: bool
     if missing:
         return f"missing {label}; fill it in or remove the row"
     if text_bad:
-        return f"{label} is not a number (got {short(raw)}); write a number"
+        return _other_digits(raw, label) or (
+            f"{label} is not a number (got {short(raw)}); write a number")
     shown = shown_as_written(raw, value) if written is None else written
     whole = (isinstance(raw, int) and not isinstance(raw, bool)) or _whole_text(raw)
     if whole and not np.isfinite(value):
@@ -664,6 +665,24 @@ def _written_number(text: str, value) -> str:
     written = len(text) <= 40 and re.fullmatch(_BARE_NUMBER, text)
     # a text read again otherwise than the trace was (a row skipped) is not that cell
     return text if written and float(text) == float(value) else _exact(value)
+
+
+def _other_digits(raw, label: str) -> str | None:
+    """Why a text cell that writes a number in digits other than 0-9 (full-width ``１０``,
+    Arabic-Indic ``١٠``) is refused, with the number to write in 0-9; None for other text.
+    It was "is not a number (got text of 2 characters); write a number", no fix, as any text
+    is (Python's ``float`` reads such digits, pandas does not)."""
+    import re
+
+    from tiersim.numbers import ascii_digits
+
+    if not isinstance(raw, str):
+        return None
+    written = ascii_digits(raw.strip())
+    if written == raw.strip() or not re.fullmatch(_BARE_NUMBER, written, re.ASCII):
+        return None
+    return (f"{label} is written in digits other than 0-9 (full-width, or another script's), "
+            f"which tiersim does not read (got {short(raw)}); write {written}")
 
 
 def _exact(value) -> str:
