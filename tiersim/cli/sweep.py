@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -61,19 +62,35 @@ def sweep(
                   table=False)  # the table is in sweep.parquet: not read back whole
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            say_interrupted(interrupted_line(out, *((0,) if tally is None else (
-                tally.stored_on_disk(), tally.earlier, tally.total))))
+            known = tally is not None and tally.total > 0  # the grid and the folder read
+            say_interrupted(interrupted_line(out, *((
+                tally.stored_on_disk(), tally.earlier, tally.total) if known else (0,)),
+                found=0 if known else point_files(out)))
         raise
 
 
-def interrupted_line(out: Path, stored: int, earlier: int = 0, total: int = 0) -> str:
+def point_files(out: Path) -> int:
+    """The point files (``points/*.json``) in the sweep folder ``out``; 0 where it has none."""
+    try:
+        return sum(entry.name.endswith(".json") and not entry.name.startswith(".")
+                   for entry in os.scandir(out / "points"))
+    except OSError:
+        return 0
+
+
+def interrupted_line(out: Path, stored: int, earlier: int = 0, total: int = 0,
+                     found: int = 0) -> str:
     """What an interrupted sweep left: the ``stored`` points it finished, beside the
     ``earlier`` ones a sweep before it stored (of ``total``), and how to go on: a resumed
     sweep stopped again says its earlier points are kept too, lest its count read as all the
-    folder holds."""
+    folder holds. ``found``: the point files in the folder where the sweep was stopped before
+    it read them (its modules loading): the line said "stored nothing in DIR/points" of a
+    folder holding a finished sweep's points, as if there were none."""
     points = out / "points"
     kept = (f" (kept with the {earlier:,} an earlier sweep stored: {stored + earlier:,} of "
-            f"{total:,} points done)") if earlier else ""
+            f"{total:,} points done)") if earlier else (
+        f" (it holds {found:,} point file{'s' if found != 1 else ''} an earlier sweep stored, "
+        f"as {'it was' if found == 1 else 'they were'})") if found else ""
     if not stored:
         return (f"interrupted: no point finished, so this sweep stored nothing in {points}"
                 f"{kept}; run the same command again to resume")
