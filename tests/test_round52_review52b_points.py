@@ -27,6 +27,8 @@ def test_estimated_points_are_labelled_as_the_run_labels_them():
         "savings.cost_model": ["attributed", "fixed_per_request", "provisioned", "attributed"],
         "savings.baseline_uniform_tier": ["bf16"] * 4})
     assert point_verdicts(sweep)["saved vs uniform"] == [
-        "25.0 % (estimate) vs bf16", "25.0 % (per-request prices) vs bf16",
+        # round 55: the estimate says what it is of (not a gap in USD/hour)
+        "25.0 % (estimate, on per-token attributed cost: not a USD/hour gap) vs bf16",
+        "25.0 % (per-request prices) vs bf16",
         "costs 3.20 % more per hour vs bf16",
         "costs 2 USD more (the baseline costs 0 USD: no percentage) vs bf16"]

@@ -79,13 +79,18 @@ def test_a_sweep_prints_each_points_verdicts(tmp_path, capsys, monkeypatch):
     assert code == 0, err
     lines = err.splitlines()
     start = lines.index("each point's verdicts (as the report's Points table gives them):")
+    # round 55 (sweep55): each line gives the point's USD/hour and cost over the run first,
+    # and says what its estimate is of: at one fleet's 7.00 USD/hour the three seeds' estimates
+    # read 29.6, 4.99 and 1.06 % more, which is no gap in USD/hour
+    est = "(estimate, on per-token attributed cost: not a USD/hour gap)"
+    cost = "cost 7.00 USD/hour (provisioned; 0.206 USD over the run)"
     assert lines[start + 1:] == [
-        "  seed 1: router FPR as counts: 2 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
-        "yes; saved vs uniform: costs 29.6 % more (estimate) vs bf16",
-        "  seed 2: router FPR as counts: 1 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
-        "yes; saved vs uniform: costs 4.99 % more (estimate) vs bf16",
-        "  seed 3: router FPR as counts: 3 of 4; meets SLOs: yes; meets accuracy floor 50.0 %: "
-        "yes; saved vs uniform: costs 1.06 % more (estimate) vs bf16",
+        f"  seed 1: {cost}; router FPR as counts: 2 of 4; meets SLOs: yes; meets accuracy "
+        f"floor 50.0 %: yes; saved vs uniform: costs 29.6 % more {est} vs bf16",
+        f"  seed 2: {cost}; router FPR as counts: 1 of 4; meets SLOs: yes; meets accuracy "
+        f"floor 50.0 %: yes; saved vs uniform: costs 4.99 % more {est} vs bf16",
+        f"  seed 3: {cost}; router FPR as counts: 3 of 4; meets SLOs: yes; meets accuracy "
+        f"floor 50.0 %: yes; saved vs uniform: costs 1.06 % more {est} vs bf16",
         f"sweep: 3 points (3 run, 0 already done, 0 failed) -> {out / 'sweep.parquet'}"]
     monkeypatch.setattr(verdicts, "POINTS_SHOWN", 2)
     assert verdicts.verdict_lines(out, ["seed"], report=True)[3:] == [

@@ -42,11 +42,14 @@ def test_each_points_line_gives_p50_tpot_first_on_a_speculative_axis(spec_sweep)
     """Exact lines: p50 TPOT halves from acceptance 0.5 to 0.9 (modelled)."""
     lines = spec_sweep[1].splitlines()
     at = lines.index("each point's verdicts (as the report's Points table gives them):")
+    # round 55 (sweep55): the point's USD/hour and cost over the run follow the p50 TPOT, and
+    # the estimate says what it is of
+    est = "0 % (estimate, on per-token attributed cost: not a USD/hour gap) vs bf16"
     assert lines[at + 1:at + 3] == [
-        f"  {AXIS} 0.5: p50 TPOT 8.39 ms (modelled); router FPR as counts: -; meets SLOs: yes; "
-        "saved vs uniform: 0 % (estimate) vs bf16",
-        f"  {AXIS} 0.9: p50 TPOT 4.13 ms (modelled); router FPR as counts: -; meets SLOs: yes; "
-        "saved vs uniform: 0 % (estimate) vs bf16"]
+        f"  {AXIS} 0.5: p50 TPOT 8.39 ms (modelled); cost 3.50 USD/hour (provisioned; 0.0294 "
+        f"USD over the run); router FPR as counts: -; meets SLOs: yes; saved vs uniform: {est}",
+        f"  {AXIS} 0.9: p50 TPOT 4.13 ms (modelled); cost 3.50 USD/hour (provisioned; 0.0294 "
+        f"USD over the run); router FPR as counts: -; meets SLOs: yes; saved vs uniform: {est}"]
 
 
 def test_the_points_table_has_a_p50_tpot_column(spec_sweep):
@@ -88,5 +91,6 @@ def test_a_sweep_table_without_the_column_shows_neither(spec_sweep, tmp_path):
     table = pq.read_table(spec_sweep[0] / "sweep.parquet")
     pq.write_table(table.drop(["tpot_p50_s"]), folder / "sweep.parquet")
     lines = verdict_lines(folder, [AXIS], report=False)
-    assert lines[1] == (f"  {AXIS} 0.5: router FPR as counts: -; meets SLOs: yes; saved vs "
-                        "uniform: 0 % (estimate) vs bf16")
+    assert lines[1] == (f"  {AXIS} 0.5: cost 3.50 USD/hour (provisioned; 0.0294 USD over the "
+                        "run); router FPR as counts: -; meets SLOs: yes; saved vs uniform: 0 % "
+                        "(estimate, on per-token attributed cost: not a USD/hour gap) vs bf16")

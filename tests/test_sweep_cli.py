@@ -99,8 +99,10 @@ def test_sweep_whose_report_cannot_be_written_fails_in_one_line(tiny, tmp_path, 
     assert [line for line in capsys.readouterr().err.splitlines()
             if not line.startswith("note: ")] == [
         "each point's verdicts (as the report's Points table gives them):",
-        "  seed 0: router FPR as counts: 2 of 5; meets SLOs: yes; saved vs uniform: 0.383 % "
-        "(estimate) vs bf16",
+        # round 55: its USD/hour and cost over the run, and what its estimate is of
+        "  seed 0: cost 7.00 USD/hour (provisioned; 0.206 USD over the run); router FPR as "
+        "counts: 2 of 5; meets SLOs: yes; saved vs uniform: 0.383 % (estimate, on per-token "
+        "attributed cost: not a USD/hour gap) vs bf16",
         f"sweep: 1 point (1 run, 0 already done, 0 failed) -> {out / 'sweep.parquet'}",
         f"Error: {out / 'report.html'}: cannot write the report (No space left on device); "
         f"free some space; the sweep's points and sweep.parquet are kept, and tiersim report "

@@ -724,6 +724,22 @@ POINTS_IN_REPORT = 200
 """The most points the report's Points table shows."""
 
 
+HOURLY_NAME = "provisioned cost (USD per hour)"
+"""The Points table's header of a point's USD/hour (``cost_per_hour_usd``), as the plan's
+section names the plan's."""
+
+
+def _provisioned(sweep: pd.DataFrame) -> pd.Series | None:
+    """Per point, whether it is costed ``provisioned`` and has its USD/hour
+    (``cost_per_hour_usd``); None where no point is, or the table lacks the columns (written
+    before them)."""
+    if "cost_per_hour_usd" not in sweep or "cost_model" not in sweep:
+        return None
+    hourly = (sweep["cost_model"] == "provisioned") & pd.to_numeric(
+        sweep["cost_per_hour_usd"], errors="coerce").notna()
+    return hourly if hourly.any() else None
+
+
 def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
     """Sweep overview and a table of its points (first ``limit``)."""
     sweep = data.sweep
@@ -734,10 +750,17 @@ def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
     metrics += [m for m in SWEEP_ROUTER_METRICS if m in sweep and _has_rate(sweep[m], m)]
     hits = _prefix_hit_columns(sweep)
     metrics += list(hits)
+    hourly = _provisioned(sweep)
+    if hourly is not None and "cost_usd" in metrics:  # the USD/hour beside the cost over the
+        # run, as run and plan give it
+        metrics.insert(metrics.index("cost_usd") + 1, "cost_per_hour_usd")
     cols = [*data.sweep_axes, *metrics, "status", "error"]
     cols = [c for c in cols if c in sweep]
     shown = sweep.head(limit)[cols].astype(object)
     shown = shown.where(shown.notna(), None)
+    if "cost_per_hour_usd" in shown:  # a point costed another way has no USD/hour cell
+        shown["cost_per_hour_usd"] = shown["cost_per_hour_usd"].where(
+            hourly.head(limit), None)
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
     for col, count in (("accuracy", 4),
@@ -747,7 +770,8 @@ def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
             # attainment of 0.9996 read 1.00); an axis (router.fpr) as its cells show it
             shown[col] = pd.Series([to_figures(v, count) for v in shown[col]],
                                    index=shown.index, dtype=object)
-    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits}
+    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits,
+             "cost_per_hour_usd": HOURLY_NAME}
     verdicts = point_verdicts(sweep.head(limit))
     for name, cells in verdicts.items():  # before status and error
         shown.insert(len(shown.columns) - sum(c in shown for c in ("status", "error")), name,
@@ -821,11 +845,21 @@ def _fpr_count(row: dict) -> str:
     return f"{round(rate * among):,} of {int(among):,}"
 
 
+ESTIMATE_WORDS = "estimate, on per-token attributed cost: not a USD/hour gap"
+"""What a point's estimated saving (``tiersim sweep --no-baselines``) is labelled with in its
+cell: the estimate compares the work each request takes (replica-seconds at its tier's
+USD/hour, at the batch the point's load gives a replica), not provisioned fleets, so it moves
+with each tier's load per replica while the fleet's USD/hour stands still (tiny at fractions
+0.5 / 0.5: 0.383 % at 7.00 USD/hour, 5.94 % with a second bf16 replica at 10.5 USD/hour,
+where the uniform bf16 fleet sized by simulation is 3.50 USD/hour)."""
+
+
 def _point_saving(row: dict) -> str:
     """A point's saving against the cheapest uniform fleet meeting the floor, as the run's
     console row gives it ("25.0 % per hour vs bf16", "costs 3.20 % more per hour vs bf16",
-    "12.0 % (estimate) vs bf16" for a point of ``tiersim sweep --no-baselines``, "(per-request
-    prices)" where that estimate is exact; against a free baseline its USD gap), "not
+    "12.0 % (estimate, on per-token attributed cost: not a USD/hour gap) vs bf16" for a point
+    of ``tiersim sweep --no-baselines`` (:data:`ESTIMATE_WORDS`), "(per-request prices)" where
+    that estimate is exact; against a free baseline its USD gap), "not
     comparable" where the point's fleet missed its SLOs or floor, "-" where it has none."""
     missed = [what for what, key in (("its SLOs", "savings.routed_slo_met"),
                                      ("its accuracy floor", "savings.routed_floor_met"))
@@ -839,6 +873,10 @@ def _point_saving(row: dict) -> str:
     tier = row.get("savings.baseline_uniform_tier")
     label = estimate_label(row.get("savings.method") == "estimated",
                            row.get("savings.cost_model") == "fixed_per_request")
+    if label == "estimate":  # what it is an estimate of: the run's console row says it in its
+        # source column, which a point's cell lacks; "costs 4.65 % more (estimate)" beside a
+        # fleet of its baseline's USD/hour read as a fleet-cost gap (round 55)
+        label = ESTIMATE_WORDS
     said = saving_text(frac, usd, row.get("savings.saving_basis"), label)  # as the console's
     return f"{said} vs {tier}" if isinstance(tier, str) else said
 

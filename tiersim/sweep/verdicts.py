@@ -1,8 +1,9 @@
 """What each point of a finished sweep says of itself, on the console: one line per point with
 the verdicts the report's Points table gives it (:func:`tiersim.report.page.point_verdicts`:
 the router's FPR as counts, whether it met its SLOs and accuracy floor, its saving against
-uniform). Before, ``tiersim sweep`` printed none of them, and a sweep whose every point missed
-its floor read as a set of plans until the report was opened."""
+uniform), after its USD/hour and cost over the run where it is provisioned
+(:func:`cost_text`). Before, ``tiersim sweep`` printed none of them, and a sweep whose every
+point missed its floor read as a set of plans until the report was opened."""
 
 from __future__ import annotations
 
@@ -33,6 +34,26 @@ def _figures(axes: list[str]) -> tuple[str, ...]:
     return SPEC_FIGURES if any("speculative" in axis.split(".") for axis in axes) else ()
 
 
+COST_COLUMNS = ("cost_model", "cost_per_hour_usd", "cost_usd")
+"""The sweep table's columns a point's cost on its line is read from (:func:`cost_text`)."""
+
+
+def cost_text(row: dict) -> str | None:
+    """A provisioned point's cost on its line, per hour first as ``tiersim run`` and
+    ``tiersim plan`` give it, then over the run: ``cost 7.00 USD/hour (provisioned; 0.234
+    USD over the run)``; None for a point costed another way (its ``cost_usd`` is no rate of
+    a fleet) or a table without the columns. Before, the line gave no cost, and sweep.parquet
+    and the report's Points table the cost over the run alone, while run and plan speak per
+    hour."""
+    from tiersim.results import figure_text
+
+    rate = row.get("cost_per_hour_usd")
+    if row.get("cost_model") != "provisioned" or rate is None or rate != rate:
+        return None
+    return (f"cost {figure_text(rate)} USD/hour (provisioned; "
+            f"{figure_text(row.get('cost_usd'))} USD over the run)")
+
+
 def _figure_text(column: str, value) -> str:
     """One point's figure in words: ``p50 TPOT 17.1 ms (modelled)``, "-" where unknown."""
     from tiersim.results import figure_text
@@ -57,8 +78,8 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
         total = table.metadata.num_rows
         have = set(table.schema_arrow.names)
         figures = [c for c in _figures(axes) if c in have]
-        wanted = [c for c in ("point_id", "status", *axes, *figures, *VERDICT_COLUMNS)
-                  if c in have]
+        wanted = [c for c in dict.fromkeys(("point_id", "status", *axes, *figures,
+                                            *COST_COLUMNS, *VERDICT_COLUMNS)) if c in have]
         batches, count = [], 0
         for batch in table.iter_batches(batch_size=shown, columns=wanted):
             batches.append(batch.to_pandas())
@@ -79,6 +100,7 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
             lines.append(f"  {label}: failed (no verdict)")
             continue
         said = "; ".join([*(_figure_text(c, row[c]) for c in figures),
+                          *filter(None, [cost_text(row)]),
                           *(f"{header}: {cells[n]}" for header, cells in verdicts.items())])
         lines.append(f"  {label}: {said}")
     if total > len(rows):
