@@ -111,3 +111,41 @@ def test_a_point_costed_another_way_has_no_usd_per_hour():
     assert _provisioned(both).tolist() == [False, True]
     assert _provisioned(both.head(1)) is None
     assert _provisioned(both.drop(columns="cost_per_hour_usd")) is None
+
+
+def _fpr_data(tmp_path, slo_met: list[bool]):
+    from tiersim.report.load import ReportData
+
+    sweep = pd.DataFrame({"router.confusion.fpr": [0.0, 0.1, 0.2, 0.3], "status": ["ok"] * 4,
+                          "cost_usd": [3.5, 3.4, 3.3, 3.2], "accuracy": [0.8, 0.79, 0.78, 0.77],
+                          "savings.routed_slo_met": slo_met,
+                          "savings.routed_floor_met": [None] * 4})
+    return ReportData(directory=tmp_path, sweep=sweep, sweep_axes=["router.confusion.fpr"])
+
+
+def test_the_fpr_figure_marks_points_whose_saving_is_not_comparable(tmp_path):
+    """(3) The FPR figure drew "cost saved vs lowest FPR" for every point of routing.yaml's
+    sweep, each of which misses its SLOs (p99 TPOT 133 ms against 100 ms, modelled), with
+    nothing saying so, where the Points table reads "not comparable: misses its SLOs". Such
+    points are now red crosses over their saving, and the caption says how many."""
+    from tiersim.report.figures import MISSED_NAME, fpr_sweep
+
+    panel = fpr_sweep(_fpr_data(tmp_path, [True, False, True, False]))
+    crosses = [t for t in panel.fig.data if t.name == MISSED_NAME]
+    assert len(crosses) == 1 and list(crosses[0].x) == [0.1, 0.3]
+    assert [round(y, 6) for y in crosses[0].y] == [round(100 * (1 - 3.4 / 3.5), 6),
+                                                   round(100 * (1 - 3.2 / 3.5), 6)]
+    assert panel.caption.endswith(
+        " Red crosses: 2 of the 4 points drawn miss their SLOs or accuracy floor, so their cost "
+        "saved is not comparable (the Points table says which was missed; size such a fleet "
+        "with tiersim plan).")
+    every = fpr_sweep(_fpr_data(tmp_path, [False] * 4))
+    assert every.caption.endswith(
+        " Red crosses: every point drawn misses its SLOs or accuracy floor, so its cost saved is "
+        "not comparable (the Points table says which was missed; size such a fleet with "
+        "tiersim plan).")
+    one = fpr_sweep(_fpr_data(tmp_path, [True, True, True, False]))
+    assert "Red crosses: 1 of the 4 points drawn misses its SLOs" in one.caption
+    none = fpr_sweep(_fpr_data(tmp_path, [True] * 4))
+    assert MISSED_NAME not in {t.name for t in none.fig.data}
+    assert "Red crosses" not in none.caption

@@ -583,6 +583,7 @@ def fpr_sweep(data: ReportData) -> Panel | None:
         "cost saved vs lowest FPR", "accuracy lost vs lowest FPR", "silent failures")[:3 if silent
                                                                                       else 2])
     groups = list(_groups(sweep, others))
+    missed_drawn = 0
     for i, (label, group) in enumerate(groups[:LINES_SHOWN]):
         group = group.sort_values(axis)
         base = group.iloc[0]
@@ -592,6 +593,15 @@ def fpr_sweep(data: ReportData) -> Panel | None:
         style = {"legendgroup": label, "line": {"color": _color(i)}, "mode": "lines+markers"}
         fig.add_trace(go.Scatter(x=x, y=saved, name=label, **style), row=1, col=1)
         fig.add_trace(go.Scatter(x=x, y=lost, name=label, showlegend=False, **style), row=1, col=2)
+        missed = _missed(group)
+        if missed.any():  # its saving is not comparable, as its Points row and the frontier
+            # say: a red cross over its point, so no line reads as a plan (round 55)
+            fig.add_trace(go.Scatter(
+                x=x[missed], y=saved[missed], mode="markers", name=MISSED_NAME,
+                legendgroup="missed", showlegend=missed_drawn == 0,
+                text=_point_labels(group[missed], data.sweep_axes), hoverinfo="text+x+y",
+                marker={"color": "#d62728", "size": 11, "symbol": "x"}), row=1, col=1)
+            missed_drawn += int(missed.sum())
         if silent:
             fig.add_trace(go.Scatter(x=x, y=100 * group[silent], name=label, showlegend=False,
                                      **style), row=1, col=3)
@@ -603,7 +613,29 @@ def fpr_sweep(data: ReportData) -> Panel | None:
     fig.update_layout(title="Router false positives: cost saved vs accuracy lost", **LAYOUT)
     return Panel("fpr_sweep", fig, "Each false positive saves money and silently loses accuracy: "
                  "compare the slopes, the cost saved per point of accuracy lost is the price of "
-                 "a cheaper, sloppier classifier." + _lines_note(len(groups)))
+                 "a cheaper, sloppier classifier." + _lines_note(len(groups))
+                 + _missed_note(missed_drawn, sum(len(g) for _, g in
+                                                  groups[:LINES_SHOWN])))
+
+
+MISSED_NAME = "misses its SLOs or floor: saving not comparable"
+"""The legend name of the FPR figure's red crosses (:func:`fpr_sweep`)."""
+
+
+def _missed_note(missed: int, drawn: int) -> str:
+    """The FPR figure's sentence for points whose fleet misses its SLOs or floor: the "cost
+    saved" drawn for them is no saving a planner can take (their Points rows read "not
+    comparable"); empty where none does."""
+    if not missed:
+        return ""
+    if missed == drawn:
+        who, verb, its = "every point drawn", "misses", "its"
+    else:
+        who = f"{missed:,} of the {drawn:,} points drawn"
+        verb, its = ("misses", "its") if missed == 1 else ("miss", "their")
+    return (f" Red crosses: {who} {verb} {its} SLOs or accuracy floor, so {its} cost saved is "
+            "not comparable (the Points table says which was missed; size such a fleet with "
+            "tiersim plan).")
 
 
 LINES_SHOWN = 10
