@@ -17,7 +17,8 @@ from tiersim.inputs import _note_weight_only_formats
 
 def _notes(model: str, gpu: str) -> list[str]:
     tier = types.SimpleNamespace(name="ds", precision="checkpoint")
-    scenario = types.SimpleNamespace(gpu=gpu, tiers=[tier], tier_model_ref=lambda t: model)
+    scenario = types.SimpleNamespace(gpu=gpu, tiers=[tier], baselines=[],
+                                     tier_model_ref=lambda t: model)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _note_weight_only_formats(scenario)

@@ -290,7 +290,7 @@ UNIT_KEYS = frozenset({
     "skip_longer_than", "max_model_len", "block_size", "max_num_batched_tokens",
     "system_prompt_tokens", "max_context_tokens", "input", "output", "task_rate_rps",
     "tool_s_median", "ttft_p99_s", "tpot_p99_s", "capacity_gb", "read_gb_s", "write_gb_s",
-    "link_gb_s", "latency_us", "lookup_s", "hours_per_month"})
+    "link_gb_s", "latency_us", "lookup_s", "hours_per_month", "e2e_p99_s", "session_p99_s"})
 """Scenario keys whose number is in a unit (seconds, GB, tokens, USD...), named in the key
 (``_s``, ``_gb``) or in its docs; every other key's number has no unit."""
 

@@ -102,14 +102,16 @@ def margins(o: Outcome, c: Constraints) -> dict[str, dict[str, Any]]:
     the fleet's p99 plan.json and summary.json give beside it."""
     out = {}
     for key in FLEET_P99S:
-        limit, value = getattr(c, key), held_p99(o, c, key)
-        if limit is not None:
-            v = _measured(value, o.dropped, _finished(o))
-            shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
-            tier = held_tier(o, c, key)
-            out[key] = {"limit": limit, "value": value, "margin": limit - shown,
-                        "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit),
-                        **({"tier": tier} if tier else {})}
+        limit = getattr(c, key)
+        if limit is None:  # a p99 no limit holds is not read (an outcome may not carry it)
+            continue
+        value = held_p99(o, c, key)
+        v = _measured(value, o.dropped, _finished(o))
+        shown = round_sig(v) if math.isfinite(v) else v  # as met is judged: never < 0 if met
+        tier = held_tier(o, c, key)
+        out[key] = {"limit": limit, "value": value, "margin": limit - shown,
+                    "margin_frac": (limit - shown) / limit, "met": within_limit(v, limit),
+                    **({"tier": tier} if tier else {})}
     if c.accuracy_floor is not None and o.accuracy is None:  # no request reached the fleet
         out["accuracy"] = {"limit": c.accuracy_floor, "value": None, "margin": None, "met": True}
     elif c.accuracy_floor is not None:
