@@ -23,6 +23,7 @@ from test_round53_robust53 import robust_doc
 
 import tiersim.cli.plan_seeds as plan_seeds
 import tiersim.fleet as fleet
+import tiersim.plan.evaluate as evaluate
 
 
 def _planned(tmp_path, monkeypatch, name: str, doc: dict, reuse: bool, *flags: str):
@@ -30,6 +31,12 @@ def _planned(tmp_path, monkeypatch, name: str, doc: dict, reuse: bool, *flags: s
     search's runs in the seed check or not: (engine runs made, plan.json less its wall times,
     the seed check's printed lines, the folder)."""
     monkeypatch.setattr(plan_seeds, "REUSE_ROBUST_RUNS", reuse)
+    # Round 55 (speed55): after the search, the seed check's and the planned run's evaluators
+    # read back the search's runs of the same input (tiersim.plan.evaluate.RunStore), so the
+    # path that simulates again would make no more engine runs than the reusing one. The store
+    # is left unread here, in both paths, so the count still measures REUSE_ROBUST_RUNS alone
+    # (tests/test_round55_speed55_runs.py tests the store).
+    monkeypatch.setattr(evaluate, "reuse_kept_runs", lambda: None)
     runs = {"n": 0}
     engine = fleet.engine_simulate
 

@@ -387,14 +387,41 @@ def kv_blocks(model_ref: str, gpu: str, tier: TierConfig, draft_ref: str | None 
     return kv_pages(model, blocks) if windowed(tier, draft_ref) else blocks
 
 
+def step_model_args(scenario: Scenario, tier: TierConfig) -> tuple[tuple, dict[str, Any]]:
+    """What :func:`step_model` builds a tier's step-time model from: the arguments and keywords
+    of :func:`tiersim.perf.build_step_model` (all it reads of the scenario and the tier)."""
+    tp, dp, ep = parallel(tier)
+    model_ref = scenario.tier_model_ref(tier)
+    return ((model_ref, tier.precision, scenario.gpu),
+            {"tp": tp, "kv_dtype": tier_kv(tier, model_ref), "profile": scenario.profile,
+             "dp": dp, "ep": ep, "moe_backend": tier.moe_backend})
+
+
+def step_model_key(scenario: Scenario, tier: TierConfig) -> str:
+    """Two tiers whose keys are equal have equal step-time models: :func:`step_model_args`
+    written out, with the version (inode, size, modification and change time) of each argument
+    that names a file (a model's config.json, a profile JSON), so a file rewritten in between
+    (a sweep's later point) keys apart."""
+    from pathlib import Path
+
+    args, kwargs = step_model_args(scenario, tier)
+    versions = []
+    for value in [*args, *kwargs.values()]:
+        if isinstance(value, str | Path):
+            try:
+                stat = Path(value).expanduser().stat()
+            except (OSError, ValueError):  # a catalogue name, not a file
+                continue
+            versions.append((str(value), stat.st_dev, stat.st_ino, stat.st_size,
+                             stat.st_mtime_ns, stat.st_ctime_ns))
+    return repr((args, sorted(kwargs.items()), versions))
+
+
 def step_model(scenario: Scenario, tier: TierConfig) -> Any:
     """The step-time model of one engine replica of a tier (a calibration profile where one
     fits, else roofline)."""
-    tp, dp, ep = parallel(tier)
-    model_ref = scenario.tier_model_ref(tier)
-    return build_step_model(model_ref, tier.precision, scenario.gpu, tp=tp,
-                            kv_dtype=tier_kv(tier, model_ref), profile=scenario.profile, dp=dp,
-                            ep=ep, moe_backend=tier.moe_backend)
+    args, kwargs = step_model_args(scenario, tier)
+    return build_step_model(*args, **kwargs)
 
 
 def build_tier(scenario: Scenario, tier: TierConfig) -> BuiltTier:

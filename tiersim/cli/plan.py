@@ -240,10 +240,12 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
 
         check_robust(scenario, check_seeds, str(scenario_path))
     out = None if out_dir is None else Path(out_dir)
+    from tiersim.plan.evaluate import keeping_runs
     from tiersim.scenario import keys_given_as
 
     with out_folder(out, "plan", scenario, Path(scenario_path)), \
-            keys_given_as(_flags_given(ttft, tpot, e2e, session)):
+            keys_given_as(_flags_given(ttft, tpot, e2e, session)), \
+            keeping_runs():  # see reuse_kept_runs
         if scenario.sweep:  # the planned scenario.yaml drops it: say so, as run does
             from tiersim.cli.run import base_point_only
 
@@ -313,6 +315,10 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
                                                                   constraints))
     result = with_disaggregation(scenario, result, str(scenario_path),
                                  tuple(evaluator.sized_seeds[1:]) if robust else ())
+    from tiersim.plan.evaluate import reuse_kept_runs
+
+    reuse_kept_runs()  # the seed check and the planned run's baselines rerun the search's
+    # uniform fleets (the same results, not simulated again); the search's count is as before
     if check_seeds:  # the planned fleet at other seeds, before plan.json is written
         import dataclasses
 

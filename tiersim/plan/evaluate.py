@@ -100,6 +100,93 @@ outcomes`), so a few dozen hold every run another seed can reuse without keeping
 every result."""
 
 
+KEPT_ROWS = 4_000_000
+"""Requests' latencies a :class:`RunStore` keeps at most, summed over its runs (the latest
+used): about 25 bytes a request (three float64 latencies and a dropped flag), so at most
+about 100 MB, and nothing more while the evaluator that made a run still holds it."""
+
+
+class RunStore:
+    """One tier's engine runs alone (:class:`_TierRun` without its rows), by :func:`alone_key`,
+    kept for evaluators of one process made after the one that ran them: in ``tiersim plan``
+    the seed check's evaluators and the planned run's sized uniform baselines run many of the
+    search's own fleets again (a uniform fleet sees every request at every seed and in every
+    scenario of the same trace and tier). Runs are read only once :attr:`reading` is set (after
+    the search, so the search's simulations count as before); a run found is the same result
+    to the byte (the engine is deterministic, :func:`tiersim.fleet.workload`) and is not
+    counted as a simulation. The kept runs are read, never changed."""
+
+    def __init__(self, max_rows: int = KEPT_ROWS):
+        import threading
+
+        self.runs: collections.OrderedDict[bytes, _TierRun] = collections.OrderedDict()
+        self.rows = 0
+        self.max_rows = max_rows
+        self.reading = False
+        self.hits = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> _TierRun | None:
+        """The run kept at ``key`` (None when none is, or while not :attr:`reading`)."""
+        with self._lock:
+            if not self.reading or key not in self.runs:
+                return None
+            self.runs.move_to_end(key)
+            self.hits += 1
+            return self.runs[key]
+
+    def put(self, key: bytes, run: _TierRun) -> None:
+        """Keep ``run`` at ``key``, dropping the least recently used runs past
+        :attr:`max_rows` requests (one run larger than that is not kept)."""
+        size = len(run.ttft)
+        if size > self.max_rows:
+            return
+        with self._lock:
+            if key in self.runs:
+                return
+            self.runs[key] = dataclasses.replace(run, rows=_NO_ROWS)
+            self.rows += size
+            while self.rows > self.max_rows:
+                self.rows -= len(self.runs.popitem(last=False)[1].ttft)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_STORE: RunStore | None = None
+
+
+@contextlib.contextmanager
+def keeping_runs(store: RunStore | None = None):
+    """Every :class:`SimEvaluator` made inside keeps its tier runs in one :class:`RunStore`
+    (``store``, else a new one), read once :func:`reuse_kept_runs` is called."""
+    global _STORE
+    before, _STORE = _STORE, (store if store is not None else RunStore())
+    try:
+        yield _STORE
+    finally:
+        _STORE = before
+
+
+def reuse_kept_runs() -> None:
+    """Evaluators read the active :class:`RunStore` from now on (none active: nothing)."""
+    if _STORE is not None:
+        _STORE.reading = True
+
+
+def alone_key(scenario, built: BuiltTier, spec, gpus: int, df: pd.DataFrame,
+              a: Assignment) -> bytes | None:
+    """What one tier's run alone depends on, across scenarios: :func:`run_key` (the spec but
+    its step model, and the workload) with the step model's own inputs
+    (:func:`tiersim.fleet.step_model_key`). None where nothing is shared (speculative
+    decoding: its draws are seeded by the scenario's seed)."""
+    from tiersim.fleet import step_model_key
+
+    key = run_key([spec], (gpus,), df, a)
+    if key is None:
+        return None
+    return hashlib.blake2b(key + step_model_key(scenario, built.config).encode(),
+                           digest_size=32).digest()
+
+
 def run_key(specs, gpus: tuple[int, ...], df: pd.DataFrame, a: Assignment) -> bytes | None:
     """What one engine run depends on, as a digest, among evaluators of one scenario at
     different seeds (``--robust``): each spec by the fields a seed cannot change (its tier, GPUs
@@ -491,15 +578,24 @@ class SimEvaluator:
         df = self.df.iloc[rows]
         zeros = np.zeros(len(rows), dtype=np.int64)
         built = self.built(name, design.gpus(name))
+        alone = Assignment(tier=zeros, escalate_to=zeros - 1)
+        store = _STORE
         runs = []
         for prefill in self._tried_splits(built, replicas):
-            result = self._simulate([built.spec(replicas, prefill)], df,
-                                    Assignment(tier=zeros, escalate_to=zeros - 1),
-                                    (design.gpus(name),))
+            spec = built.spec(replicas, prefill)
+            stored = None if store is None else alone_key(self.scenario, built, spec,
+                                                          design.gpus(name), df, alone)
+            kept = None if stored is None else store.get(stored)
+            if kept is not None:  # the same run another evaluator made (RunStore)
+                runs.append(dataclasses.replace(kept, rows=rows))
+                continue
+            result = self._simulate([spec], df, alone, (design.gpus(name),))
             run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
                             float(sum(result.busy_s[name])))
             runs.append(dataclasses.replace(run, prefill=prefill or None,  # 0: aggregated
                                             busy_until=result.busy_until_s))
+            if stored is not None:
+                store.put(stored, runs[-1])
         if self.peers and len(runs) > 1:  # a split to choose: the peers read these runs
             self._options[key] = runs
         return runs
