@@ -41,13 +41,27 @@ def estimate_runner(doc: dict, source: str) -> dict:
     return _run(doc, source, baselines=False)
 
 
+_KEPT_RUNS = None
+"""This process's :class:`tiersim.plan.evaluate.RunStore` (made at its first point with
+simulated baselines): a point's uniform baselines are sized by running fleets that an earlier
+point of the same trace, load and tiers ran already (an axis over the router, the prices or
+the routed fleet leaves them the same), and read back they are the same runs to the byte."""
+
+
 def _run(doc: dict, source: str, baselines: bool) -> dict:
-    """Validate and simulate one point (imports inside the worker)."""
+    """Validate and simulate one point (imports inside the worker); the baselines' engine runs
+    an earlier point of this process made are read back (:data:`_KEPT_RUNS`)."""
+    from tiersim.plan.evaluate import RunStore, keeping_runs
     from tiersim.runner import run_scenario
     from tiersim.scenario import scenario_from_dict
 
-    result = run_scenario(scenario_from_dict(doc, source), scenario_path=source,
-                          baselines=baselines)
+    global _KEPT_RUNS
+    if _KEPT_RUNS is None:
+        _KEPT_RUNS = RunStore()
+        _KEPT_RUNS.reading = True
+    with keeping_runs(_KEPT_RUNS):
+        result = run_scenario(scenario_from_dict(doc, source), scenario_path=source,
+                              baselines=baselines)
     return result.to_json()
 
 
