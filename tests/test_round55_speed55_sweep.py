@@ -33,6 +33,7 @@ def test_a_sweeps_later_point_reads_its_baselines_runs_and_writes_the_same_summa
         docs.append(doc)
     points.default_runner(docs[0], source)
     assert points._KEPT_RUNS.runs and points._KEPT_RUNS.hits == 0
+    assert points._KEPT_RUNS.max_rows == points.KEPT_ROWS  # a worker's smaller bound
     second = points.default_runner(docs[1], source)
     assert points._KEPT_RUNS.hits > 0
     alone = run_scenario(scenario_from_dict(docs[1], source), scenario_path=source,

@@ -41,11 +41,16 @@ def estimate_runner(doc: dict, source: str) -> dict:
     return _run(doc, source, baselines=False)
 
 
+KEPT_ROWS = 1_000_000
+"""Requests' latencies a sweep worker's :data:`_KEPT_RUNS` keeps (about 25 MB): its runs
+outlive the point that made them, so fewer than a plan's (whose evaluator holds them anyway);
+a run of more requests is not kept, and a uniform run of a million-request trace fills it."""
+
 _KEPT_RUNS = None
-"""This process's :class:`tiersim.plan.evaluate.RunStore` (made at its first point with
-simulated baselines): a point's uniform baselines are sized by running fleets that an earlier
-point of the same trace, load and tiers ran already (an axis over the router, the prices or
-the routed fleet leaves them the same), and read back they are the same runs to the byte."""
+"""This process's :class:`tiersim.plan.evaluate.RunStore` (made at its first point): a
+point's uniform baselines are sized by running fleets that an earlier point of the same trace,
+load and tiers ran already (an axis over the router, the prices or the routed fleet leaves
+them the same), and read back they are the same runs to the byte."""
 
 
 def _run(doc: dict, source: str, baselines: bool) -> dict:
@@ -57,7 +62,7 @@ def _run(doc: dict, source: str, baselines: bool) -> dict:
 
     global _KEPT_RUNS
     if _KEPT_RUNS is None:
-        _KEPT_RUNS = RunStore()
+        _KEPT_RUNS = RunStore(KEPT_ROWS)
         _KEPT_RUNS.reading = True
     with keeping_runs(_KEPT_RUNS):
         result = run_scenario(scenario_from_dict(doc, source), scenario_path=source,
