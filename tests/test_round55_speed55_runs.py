@@ -145,3 +145,25 @@ def test_the_store_keeps_the_latest_used_runs_up_to_its_rows(tmp_path):
         later.evaluate(UNIFORM, AT)
         assert later.simulations == 1 and store.hits == 1
 
+
+
+
+def test_a_file_rewritten_in_a_model_folder_keys_its_step_model_apart(tmp_path, monkeypatch):
+    """A model given as a folder (a checkout, ``model: ckpt/``): a file in it written again
+    changes the key, though the folder's own times need not change."""
+    import tiersim.fleet as fleet
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text("{}")
+    scenario, _ = _scenario(tmp_path)
+    tier = scenario.tiers[1]
+    args, kwargs = fleet.step_model_args(scenario, tier)
+    monkeypatch.setattr(fleet, "step_model_args",
+                        lambda s, t: ((f"{folder}/", *args[1:]), kwargs))
+    key = step_model_key(scenario, tier)
+    assert key == step_model_key(scenario, tier)
+    stat = config.stat()
+    os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert step_model_key(scenario, tier) != key

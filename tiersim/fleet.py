@@ -400,20 +400,27 @@ def step_model_args(scenario: Scenario, tier: TierConfig) -> tuple[tuple, dict[s
 def step_model_key(scenario: Scenario, tier: TierConfig) -> str:
     """Two tiers whose keys are equal have equal step-time models: :func:`step_model_args`
     written out, with the version (inode, size, modification and change time) of each argument
-    that names a file (a model's config.json, a profile JSON), so a file rewritten in between
-    (a sweep's later point) keys apart."""
+    that names a file (a model's config.json, a profile JSON), or of each file in a folder it
+    names (a checkout's), so a file rewritten in between (a sweep's later point) keys apart."""
     from pathlib import Path
 
     args, kwargs = step_model_args(scenario, tier)
-    versions = []
+    versions: list[tuple] = []
     for value in [*args, *kwargs.values()]:
         if isinstance(value, str | Path):
             try:
-                stat = Path(value).expanduser().stat()
-            except (OSError, ValueError):  # a catalogue name, not a file
+                path = Path(value).expanduser()
+                # a folder (a checkout's config.json and the files beside it): each file in it
+                files = sorted(path.iterdir()) if path.is_dir() else [path]
+            except (OSError, ValueError):
                 continue
-            versions.append((str(value), stat.st_dev, stat.st_ino, stat.st_size,
-                             stat.st_mtime_ns, stat.st_ctime_ns))
+            for file in files:
+                try:
+                    stat = file.stat()
+                except (OSError, ValueError):  # a catalogue name, not a file; a broken link
+                    continue
+                versions.append((str(file), stat.st_dev, stat.st_ino, stat.st_size,
+                                 stat.st_mtime_ns, stat.st_ctime_ns))
     return repr((args, sorted(kwargs.items()), versions))
 
 
