@@ -95,6 +95,10 @@ class SeedRow(TypedDict):
     planned: NotRequired[bool]
     ttft_p99_s: float | None
     tpot_p99_s: float | None
+    e2e_p99_s: NotRequired[float | None]
+    """Its p99 end-to-end latency, given only where the plan holds ``e2e_p99_s``."""
+    session_p99_s: NotRequired[float | None]
+    """Its p99 task latency, given only where the plan holds ``session_p99_s``."""
     accuracy: float | None
     dropped: int | None
     missed: list[str]
@@ -118,6 +122,10 @@ class RejectedRow(TypedDict):
     seed: int
     ttft_p99_s: float | None
     tpot_p99_s: float | None
+    e2e_p99_s: NotRequired[float | None]
+    """Its p99 end-to-end latency, given only where the plan holds ``e2e_p99_s``."""
+    session_p99_s: NotRequired[float | None]
+    """Its p99 task latency, given only where the plan holds ``session_p99_s``."""
     accuracy: float | None
     dropped: int | None
     missed: list[str]
@@ -195,6 +203,10 @@ class RobustRow(TypedDict):
     seed: int
     ttft_p99_s: float | None
     tpot_p99_s: float | None
+    e2e_p99_s: NotRequired[float | None]
+    """Its p99 end-to-end latency, given only where the plan holds ``e2e_p99_s``."""
+    session_p99_s: NotRequired[float | None]
+    """Its p99 task latency, given only where the plan holds ``session_p99_s``."""
     accuracy: float | None
     dropped: int
     cost_usd: float | None

@@ -12,6 +12,12 @@ CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
                     "router": "router refused", "other": "a constraint"}
 """A missed constraint of the seed check, in words."""
 
+HELD_P99S = (("e2e_p99_s", "p99 end-to-end"), ("session_p99_s", "p99 task latency"))
+"""The p99s held only where their limit is set (``--slo-e2e-p99``, ``--slo-session-p99``):
+the seed check's rows, its ranges, the report's table of seeds and a robust plan's rows and
+worst seeds give each only then, in this order after TTFT and TPOT (a plan without them reads
+as before)."""
+
 
 DEFAULT_CHECK_SEEDS = 3
 """Seeds ``tiersim plan`` checks its fleet at unless ``--check-seeds`` says otherwise (0: none).
@@ -59,6 +65,8 @@ def seed_check_lines(check: dict | None, current: dict | None = None) -> list[st
     r = check["ranges"]
     figures = [f"p99 TTFT {_range(r['ttft_p99_s'], lambda v: figure_text(v, ' s'))}",
                f"p99 TPOT {_range(r['tpot_p99_s'], lambda v: figure_text(v, ' s'))}",
+               *(f"{name} {_range(r[key], lambda v: figure_text(v, ' s'))}"
+                 for key, name in HELD_P99S if key in r),
                f"{accuracy_name(check.get('accuracy_basis'))} "
                f"{_range(r['accuracy'], lambda v: percent_text(v, 2))}"]
     figures += [f"{t} share {_range(span, lambda v: percent_text(v, 1))}"
@@ -278,10 +286,10 @@ def _range(span: list | None, show) -> str:
     return low if low == high else f"{low} to {high}"
 
 
-ROBUST_FIGURES = (("ttft_p99_s", "p99 TTFT"), ("tpot_p99_s", "p99 TPOT"),
+ROBUST_FIGURES = (("ttft_p99_s", "p99 TTFT"), ("tpot_p99_s", "p99 TPOT"), *HELD_P99S,
                   ("accuracy", None), ("cost_usd", "cost of the trace"))
 """The worst figures a robust plan's line names the seed of, in its order (the accuracy named
-as the plan names it, by its basis)."""
+as the plan names it, by its basis; an end-to-end or task p99 only where its rows give it)."""
 
 
 def robust_lines(robust: dict | None, floor: float | None, basis: str | None = None
@@ -304,6 +312,8 @@ def robust_lines(robust: dict | None, floor: float | None, basis: str | None = N
         return [f"{head}; none met them at every seed"]
     moved, same = [], []
     for key, name in ROBUST_FIGURES:
+        if key in dict(HELD_P99S) and key not in rows[0]:  # its limit not set: not held
+            continue
         label = name or accuracy_name(basis)
         if len({r.get(key) for r in rows}) == 1:
             same.append(label)

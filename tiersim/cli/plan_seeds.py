@@ -234,6 +234,7 @@ def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | N
     row = {"seed": seed, "planned": True, "ttft_p99_s": chosen.get("ttft_p99_s"),
            "tpot_p99_s": chosen.get("tpot_p99_s"), "accuracy": chosen.get("accuracy"),
            "dropped": chosen.get("dropped"),
+           **_held(chosen.get("margins") or {}, lambda m: m.get("value")),
            "missed": [k for k, m in _ordered(chosen.get("margins") or {}) if not m.get("met")],
            "shares": _shares(chosen.get("per_tier") or {})}
     if base is not None:  # chosen as the baseline for meeting every constraint there
@@ -254,7 +255,7 @@ def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) ->
     own = next(r for r in robust["per_seed"] if r["seed"] == seed)
     row = {"seed": seed, "planned": True,
            **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy", "dropped", "missed",
-                                  "shares")}}
+                                  "shares")}, **_held(own, lambda v: v)}
     if based:  # the baseline's own row there, never the plan's (a saving of 0 % from nowhere)
         b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), None)
         if b is None:
@@ -289,7 +290,7 @@ def _reused_row(seed: int, robust: dict, base: dict | None, cost_model: str | No
         if b is None:
             return None
     row = {"seed": seed, **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy",
-                                                "dropped")},
+                                                "dropped")}, **_held(own, lambda v: v),
            "missed": list(own["missed"]), "shares": dict(own["shares"])}
     plan_costs[seed] = (own["cost_usd"], own["cost_per_hour_usd"])
     if b is not None:
@@ -307,7 +308,7 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
     planned fleet's disaggregated tiers run at the split the planned scenario writes
     (:meth:`~tiersim.plan.evaluate.SimEvaluator.as_configured`), as a run of it at ``seed``
     does; before, at the best split at ``seed``, which the plan may not write (review55)."""
-    from tiersim.plan.constraints import margins
+    from tiersim.plan.constraints import held_figures, margins
     from tiersim.plan.evaluate import Design, SimEvaluator
     from tiersim.results import paid_share
     from tiersim.scenario import scenario_from_dict
@@ -323,7 +324,7 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
         with evaluator.as_configured():
             o = evaluator.evaluate(design, {t.name: t.replicas for t in seeded.tiers})
         row = {"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
-               "accuracy": o.accuracy, "dropped": o.dropped,
+               "accuracy": o.accuracy, "dropped": o.dropped, **held_figures(o, c),
                "missed": [k for k, m in _ordered(margins(o, c)) if not m["met"]],
                "shares": _shares({n: {"requests": t.requests} for n, t in o.tiers.items()})}
         if plan_costs is not None:
@@ -389,7 +390,7 @@ def rejected_check(scenario, result, source: str, c, base: dict | None,
     where there is no such fleet. ``plan_costs``: the planned fleet's (cost over the trace,
     USD/hour) at each checked seed."""
     from tiersim.errors import TiersimError
-    from tiersim.plan.constraints import margins
+    from tiersim.plan.constraints import held_figures, margins
     from tiersim.plan.evaluate import Design, SimEvaluator
     from tiersim.results import paid, paid_share
 
@@ -442,7 +443,8 @@ def rejected_check(scenario, result, source: str, c, base: dict | None,
                 row_missed = [k for k, m in _ordered(margins(o, c)) if not m["met"]]
                 record["per_seed"].append({
                     "seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
-                    "accuracy": o.accuracy, "dropped": o.dropped, "missed": row_missed,
+                    **held_figures(o, c), "accuracy": o.accuracy, "dropped": o.dropped,
+                    "missed": row_missed,
                     "vs_fleet_frac": paid_share(model, costs, (o.cost_usd, o.cost_per_hour_usd))})
                 if not row_missed:
                     record["met_seeds"].append(seed)
@@ -476,6 +478,22 @@ def _ordered(margins: dict) -> list[tuple[str, Any]]:
     return in_margin_order(margins)
 
 
+def _held(found: dict, value) -> dict[str, Any]:
+    """The end-to-end and task p99s (:data:`tiersim.results_seeds.HELD_P99S`) that ``found``
+    (a design's ``margins``, or a robust row) gives, each by ``value`` of what it holds: given
+    only where the plan holds their limits."""
+    from tiersim.results_seeds import HELD_P99S
+
+    return {key: value(found[key]) for key, _ in HELD_P99S if key in found}
+
+
+def _held_keys(rows: list[dict]) -> list[str]:
+    """The end-to-end and task p99s the seed check's rows give (its ``ranges`` span them)."""
+    from tiersim.results_seeds import HELD_P99S
+
+    return [key for key, _ in HELD_P99S if any(key in r for r in rows)]
+
+
 def _shares(per_tier: dict) -> dict[str, float]:
     """Each tier's share of the requests routed to it."""
     total = sum(int(t.get("requests") or 0) for t in per_tier.values())
@@ -507,7 +525,8 @@ def _summary(rows: list[dict], chosen: dict, base: dict | None, same: bool,
         "met_seeds": met,
         "failed": failed_list,
         "ranges": {key: _span([r.get(key) for r in rows])
-                   for key in ("ttft_p99_s", "tpot_p99_s", "accuracy", "vs_uniform_frac")},
+                   for key in ("ttft_p99_s", "tpot_p99_s", *_held_keys(rows), "accuracy",
+                               "vs_uniform_frac")},
         "share_ranges": ({t: _span([r["shares"].get(t) for r in rows]) for t in tiers}
                          if len(tiers) > 1 else {}),
         "per_seed": rows,

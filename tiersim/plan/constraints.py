@@ -69,6 +69,13 @@ class Constraints:
         return out if self.slo_scope == "fleet" else {**out, "slo_scope": self.slo_scope}
 
 
+def held_figures(o: Outcome, c: Constraints) -> dict[str, float | None]:
+    """``o``'s end-to-end and task p99s whose limits ``c`` holds, by key: a seed check's rows
+    and a robust plan's give them only then (:data:`tiersim.results_seeds.HELD_P99S`)."""
+    return {key: getattr(o, key) for key in ("e2e_p99_s", "session_p99_s")
+            if getattr(c, key) is not None}
+
+
 def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
     """The p99 ``key`` held against its limit: the fleet's, or under ``slo_scope: tier`` the
     worst of the fleet's and every tier's that served requests (the end-to-end p99 is the

@@ -212,9 +212,10 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
     saving is quoted against. The worst seed is found among the figures as plan.json writes
     them (rounded): two seeds' accuracies 1e-16 apart read 0.95 at both, and the line "the
     same at every seed", but ``worst_seed`` named the second."""
-    from tiersim.plan.constraints import margins
+    from tiersim.plan.constraints import held_figures, margins
     from tiersim.results import in_margin_order
     from tiersim.results_figures import plain
+    from tiersim.results_seeds import HELD_P99S
 
     seeds = evaluator.sized_seeds
     out: dict[str, Any] = {"source": SOURCE, "seeds": seeds, "planned_seed": seeds[0]}
@@ -228,7 +229,7 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
         for seed, o in zip(seeds, evaluator.outcomes(design, replicas), strict=True):
             total = sum(t.requests for t in o.tiers.values())
             found.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s,
-                          "tpot_p99_s": o.tpot_p99_s, "accuracy": o.accuracy,
+                          "tpot_p99_s": o.tpot_p99_s, **held_figures(o, c), "accuracy": o.accuracy,
                           "dropped": o.dropped, "cost_usd": o.cost_usd,
                           "cost_per_hour_usd": o.cost_per_hour_usd,
                           "missed": [k for k, m in in_margin_order(margins(o, c))
@@ -241,6 +242,8 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
     out["per_seed"] = per_seed
     written = plain(per_seed)  # the figures as plan.json holds them
     out["worst_seed"] = {key: _worst_at(written, key, pick) for key, pick in WORST.items()}
+    out["worst_seed"].update({key: _worst_at(written, key, max) for key, _ in HELD_P99S
+                              if key in per_seed[0]})  # held: where their limits are set
     base = _baseline(result)
     if base is not None:
         out["baseline_uniform_design"] = base["design"]

@@ -1131,6 +1131,7 @@ def seed_check_section(check: dict | None, none: str | None = None,
     ``current``, for the line on today's fleet at every seed."""
     from tiersim.results_seeds import (
         CONSTRAINT_WORDS,
+        HELD_P99S,
         seed_check_lines,
         share_ranges,
         unchecked_lines,
@@ -1141,13 +1142,17 @@ def seed_check_section(check: dict | None, none: str | None = None,
         return "".join(f"<h3>At other seeds</h3><p>{page_text(x)}</p>" for x in said)
     lines = [line.strip() for line in seed_check_lines(check, current)]
     tiers = [t for t, _ in share_ranges(check)]
+    held = [(key, name) for key, name in HELD_P99S  # where their limits are set
+            if any(key in r for r in check.get("per_seed") or [])]
     rows = [[r.get("seed"), "planned" if r.get("planned") else "checked",
-             r.get("ttft_p99_s"), r.get("tpot_p99_s"), to_figures(r.get("accuracy")),
+             r.get("ttft_p99_s"), r.get("tpot_p99_s"), *[r.get(key) for key, _ in held],
+             to_figures(r.get("accuracy")),
              *[to_figures((r.get("shares") or {}).get(t)) for t in tiers],
              None if r.get("vs_uniform_frac") is None else Percent(r["vs_uniform_frac"]),
              ", ".join(CONSTRAINT_WORDS.get(k, k) for k in r.get("missed") or []) or "none"]
             for r in check.get("per_seed") or []]
-    headers = ["seed", "", "p99 TTFT (s)", "p99 TPOT (s)", "accuracy",
+    headers = ["seed", "", "p99 TTFT (s)", "p99 TPOT (s)", *[f"{name} (s)" for _, name in held],
+               "accuracy",
                *[f"{t} share" for t in tiers], "saving", "missed"]
     return ("<h3>At other seeds</h3><p>" + "<br>".join(page_text(x) for x in lines) + "</p>"
             + table(headers, rows))
