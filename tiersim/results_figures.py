@@ -159,23 +159,31 @@ def figure_text(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3)
     return f"{text.removesuffix('.')}{unit}"
 
 
-def p99_words(pairs, slo_ttft_s, slo_tpot_s, slo_e2e_s=None) -> str:
+def p99_words(pairs, slo_ttft_s, slo_tpot_s, slo_e2e_s=None, slo_session_s=None) -> str:
     """Each (fleet, p99 TTFT s, p99 TPOT s) of ``pairs`` after the SLOs, "p99 TTFT / TPOT
     (SLOs 2.00 s / 100 ms): all fp8 0.319 s / 92.1 ms; ...": the line ``tiersim run`` prints
     under its uniform-fleets table (:func:`tiersim.cli.run_summary.p99_line`), and ``tiersim
     plan`` and the report's plan section for the plan and its sized uniform fleets
     (:func:`tiersim.results_plan_lines.p99_line`). Where an end-to-end limit is held
     (``slo_e2e_s``), each pair's fourth member is its p99 end-to-end latency, and the line
-    reads "p99 TTFT / TPOT / end-to-end (SLOs 2.00 s / 100 ms / 30.0 s): ... / 12.1 s"."""
-    if slo_e2e_s is None:
-        said = "; ".join(f"{name} {figure_text(p[0], ' s')} / {figure_text(p[1], ' ms', 1e3)}"
-                         for name, *p in pairs)
-        return (f"p99 TTFT / TPOT (SLOs {figure_text(slo_ttft_s, ' s')} / "
-                f"{figure_text(slo_tpot_s, ' ms', 1e3)}): {said}")
-    said = "; ".join(f"{name} {figure_text(p[0], ' s')} / {figure_text(p[1], ' ms', 1e3)} / "
-                     f"{figure_text(p[2] if len(p) > 2 else None, ' s')}" for name, *p in pairs)
-    return (f"p99 TTFT / TPOT / end-to-end (SLOs {figure_text(slo_ttft_s, ' s')} / "
-            f"{figure_text(slo_tpot_s, ' ms', 1e3)} / {figure_text(slo_e2e_s, ' s')}): {said}")
+    reads "p99 TTFT / TPOT / end-to-end (SLOs 2.00 s / 100 ms / 30.0 s): ... / 12.1 s".
+    Where a task limit is held (``slo_session_s``), the fifth member is its p99 task latency,
+    given after them all: "p99 TTFT / TPOT / task latency (SLOs 2.00 s / 100 ms / 60.0 s)"
+    without an end-to-end limit, "... / end-to-end / task latency ..." with one."""
+    held = [(k, name, limit) for k, name, limit in ((2, "end-to-end", slo_e2e_s),
+                                                     (3, "task latency", slo_session_s))
+            if limit is not None]
+
+    def figures(p) -> str:
+        extra = "".join(f" / {figure_text(p[k] if len(p) > k else None, ' s')}"
+                        for k, _, _ in held)
+        return f"{figure_text(p[0], ' s')} / {figure_text(p[1], ' ms', 1e3)}{extra}"
+
+    said = "; ".join(f"{name} {figures(p)}" for name, *p in pairs)
+    names = "".join(f" / {name}" for _, name, _ in held)
+    limits = "".join(f" / {figure_text(limit, ' s')}" for _, _, limit in held)
+    return (f"p99 TTFT / TPOT{names} (SLOs {figure_text(slo_ttft_s, ' s')} / "
+            f"{figure_text(slo_tpot_s, ' ms', 1e3)}{limits}): {said}")
 
 
 def shifted(value: float, scale: float, digits: int) -> float:

@@ -64,19 +64,22 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
     TTFT. No indent: the console indents it, the report does not."""
     from tiersim.results import p99_words
 
-    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"), _e2e(u))
+    sized = [(f"uniform {u.get('design')}", u["ttft_p99_s"], u.get("tpot_p99_s"), _held(u),
+              _held(u, "session_p99_s"))
              for u in uniform if u.get("feasible", True) and u.get("ttft_p99_s") is not None]
     if not sized or chosen.get("ttft_p99_s") is None:
         return None
-    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"), _e2e(chosen))]
+    pairs = [*sized, ("plan", chosen["ttft_p99_s"], chosen.get("tpot_p99_s"), _held(chosen),
+                      _held(chosen, "session_p99_s"))]
     return p99_words(pairs, constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"),
-                     constraints.get("e2e_p99_s"))
+                     constraints.get("e2e_p99_s"), constraints.get("session_p99_s"))
 
 
-def _e2e(design: dict[str, Any]) -> float | None:
-    """A design's p99 end-to-end latency, as its ``margins`` hold it where the plan holds an
-    end-to-end limit (plan.json gives it nowhere else); None otherwise."""
-    margin = (design.get("margins") or {}).get("e2e_p99_s")
+def _held(design: dict[str, Any], key: str = "e2e_p99_s") -> float | None:
+    """A design's p99 end-to-end latency (or, ``key`` ``session_p99_s``, its task latency
+    p99), as its ``margins`` hold it where the plan holds that limit (plan.json gives it
+    nowhere else); None otherwise."""
+    margin = (design.get("margins") or {}).get(key)
     return margin.get("value") if isinstance(margin, dict) else None
 
 

@@ -46,7 +46,8 @@ class UniformBaseline:
     shown with its size as its split is. ``ttft_p99_s``/``tpot_p99_s``: the sized fleet's
     p99s, what the routed fleet's are compared with (absent from the JSON where no size met
     the SLOs, for an estimate, or in a summary written before them); ``e2e_p99_s`` its
-    end-to-end p99, given only where the scenario sets ``slo.e2e_p99_s``.
+    end-to-end p99, given only where the scenario sets ``slo.e2e_p99_s``, and
+    ``session_p99_s`` its task latency p99 only where it sets ``slo.session_p99_s``.
     """
 
     tier: str
@@ -63,13 +64,14 @@ class UniformBaseline:
     ttft_p99_s: float | None = None
     tpot_p99_s: float | None = None
     e2e_p99_s: float | None = None  # only where the run holds an end-to-end limit
+    session_p99_s: float | None = None  # only where the run holds a task limit
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
         for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source",
-                    "techniques", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"):
+                    "techniques", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s"):
             if out[key] is None:
                 out.pop(key)
         return out

@@ -78,6 +78,7 @@ class UniformRun:
     cost_per_hour_usd: float | None = None  # provisioned rate (None when no size met the SLOs)
     duration_s: float | None = None  # how long it is paid for (as ``cost_usd``)
     techniques: str | None = None  # the tier's serving techniques it keeps (spec decode k=3)
+    session_p99_s: float | None = None  # its task latency p99, where slo.session_p99_s is set
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -113,6 +114,8 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
             # kept where it is held (slo.e2e_p99_s set): summary.json gives it only then
             e2e_p99_s=o.e2e_p99_s if o and constraints.e2e_p99_s is not None else None,
+            session_p99_s=o.session_p99_s if o and constraints.session_p99_s is not None
+            else None,
             missed=sized.missed,
             prefill_replicas=o.tiers[name].prefill if o is not None else None,
             infeasible=None if met else sized.infeasible or sized.missed,
@@ -206,7 +209,8 @@ def _baseline(u: UniformRun) -> UniformBaseline:
     (where the search stopped reads like one), the reason instead."""
     size = {"replicas": u.replicas, "gpus_per_replica": u.gpus_per_replica,
             "prefill_replicas": u.prefill_replicas, "ttft_p99_s": u.ttft_p99_s,
-            "tpot_p99_s": u.tpot_p99_s, "e2e_p99_s": u.e2e_p99_s} if u.infeasible is None else {}
+            "tpot_p99_s": u.tpot_p99_s, "e2e_p99_s": u.e2e_p99_s,
+            "session_p99_s": u.session_p99_s} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=_known(u.accuracy), cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
                            cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,

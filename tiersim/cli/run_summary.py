@@ -242,12 +242,14 @@ def p99_line(r: RunResult) -> str | None:
     """The uniform fleets' p99 TTFT and TPOT beside the routed fleet's, what a planner gives
     up or gains in latency for the saving (None where no uniform fleet was sized by
     simulation: an estimate, or none met the SLOs)."""
-    sized = [(f"all {b.tier}", b.ttft_p99_s, b.tpot_p99_s, b.e2e_p99_s)
+    sized = [(f"all {b.tier}", b.ttft_p99_s, b.tpot_p99_s, b.e2e_p99_s, b.session_p99_s)
              for b in r.savings.uniform if b.ttft_p99_s is not None]
     if not sized:
         return None
-    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s)]
-    return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s, r.slo_e2e_p99_s)
+    task = None if r.sessions is None else r.sessions.task_latency_p99_s
+    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s, task)]
+    return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s, r.slo_e2e_p99_s,
+                     r.slo_session_p99_s)
 
 
 def agentic_tables(r: RunResult) -> list:

@@ -521,6 +521,8 @@ def savings_section(run: RunResult) -> str:
                   "an estimate, not a simulation)")
     timed = any(u.ttft_p99_s is not None for u in s.uniform)  # sized by simulation
     e2e = timed and run.slo_e2e_p99_s is not None  # held: its p99 beside the others
+    task = timed and run.slo_session_p99_s is not None  # held: the task latency p99 too
+    routed_task = None if run.sessions is None else run.sessions.task_latency_p99_s
     rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
              u.replicas if u.prefill_replicas is None and u.techniques is None else
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas, u.techniques)}",
@@ -529,7 +531,8 @@ def savings_section(run: RunResult) -> str:
              to_figures(u.accuracy), u.cost_usd,
              *([u.cost_per_hour_usd] if s.shows_rates else []),
              *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else []),
-             *([figure_text(u.e2e_p99_s, " s")] if e2e else [])] for u in s.uniform]
+             *([figure_text(u.e2e_p99_s, " s")] if e2e else []),
+             *([figure_text(u.session_p99_s, " s")] if task else [])] for u in s.uniform]
     rows.append(["routed (this run)", " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
         for t in run.tiers),
@@ -537,7 +540,8 @@ def savings_section(run: RunResult) -> str:
                  _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
                  *([s.routed_cost_per_hour_usd] if s.shows_rates else []),
                  *(_p99_cells(run.ttft_p99_s, run.tpot_p99_s) if timed else []),
-                 *([figure_text(run.e2e_p99_s, " s")] if e2e else [])])
+                 *([figure_text(run.e2e_p99_s, " s")] if e2e else []),
+                 *([figure_text(routed_task, " s")] if task else [])])
     unlike = (f"not comparable: this fleet misses {run.missed_words()}, the uniform fleets are "
               "held to them (size it with tiersim plan)")
     no_baseline = run.no_baseline_words()  # the console's reason, where it gives one
@@ -560,7 +564,8 @@ def savings_section(run: RunResult) -> str:
                      run.accuracy_label, "cost (USD)",
                      *(["cost (USD per hour)"] if s.shows_rates else []),
                      *(["TTFT p99", "TPOT p99"] if timed else []),
-                     *(["end-to-end p99"] if e2e else [])], rows)
+                     *(["end-to-end p99"] if e2e else []),
+                     *(["task latency p99"] if task else [])], rows)
             + closed_form_note(run))
 
 
