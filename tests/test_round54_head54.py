@@ -157,4 +157,7 @@ def test_a_split_key_alone_is_refused(dear):
     for key in ("split_uniform_design", "right_sizing_per_hour_usd",
                 "design_vs_uniform_per_hour_usd"):
         del data["current"][key]
-    assert "split" not in format_plan(PlanResult.from_json(data))
+    # no split line (and no line of today's fleet naming a split); the word alone is no test
+    # since round 55: tiny's uniform w4a16 line names the W4A16 split vLLM refuses (misc55)
+    assert not [line for line in format_plan(PlanResult.from_json(data)).splitlines()
+                if "split" in line and "today" in line]

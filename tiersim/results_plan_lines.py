@@ -186,3 +186,23 @@ def time_words(simulations: int, wall_s: float, seed_check: dict[str, Any] | Non
     total = wall_s + sum(w for _, w in parts)
     return (f"{search} of search; " + "; ".join(f"{name} {w:.1f} s" for name, w in parts)
             + f"; {total:.1f} s in all")
+
+
+def left_out_words(design: dict[str, Any]) -> str | None:
+    """The GPU counts a design's tier was not sized at for a refused layout (plan.json
+    ``gpus_per_replica_left_out``: a split vLLM does not load, a MoE kernel, heads that do not
+    divide), as one clause for its line, the first count's refusal cut to its first clause:
+    "not sized on 4 or 8 GPUs per replica: its W4A16 expert width 768 over 4 GPUs is 192 per
+    GPU, not whole 128-wide quantisation groups: vLLM's Marlin MoE kernel refuses that split";
+    a multi-tier design names the tier. None where nothing was left out. Before, ``tiersim plan
+    plan_default.yaml`` printed "uniform w4a16 (20 x 1 GPU)" beside "uniform nvfp4@4 (4 x 4
+    GPU)" and nothing said W4A16 was never sized on 4 or 8."""
+    left = design.get("gpus_per_replica_left_out") or {}
+    parts = []
+    for tier, counts in left.items():
+        gpus = sorted(counts, key=int)
+        why = counts[gpus[0]].split("; ")[0].split(" (")[0]
+        who = f"{tier} " if len(design.get("tiers") or ()) > 1 else ""
+        plural = "" if gpus == ["1"] else "s"
+        parts.append(f"{who}not sized on {' or '.join(gpus)} GPU{plural} per replica: {why}")
+    return "; ".join(parts) or None

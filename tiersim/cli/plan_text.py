@@ -154,13 +154,20 @@ def _uniform_line(other: dict) -> str:
     never sized (no GPU count it may use loads, or its router fails) has no size to show. A
     uniform fleet keeps its tier's serving settings, so a disaggregated one shows the split it
     was sized at ("uniform fp8 (4 x 1 GPU, 2P 2D)"; ``tiersim run`` and the report show the
-    split too): before, it read "4 x 1 GPU", as if aggregated, beside the plan's own split."""
+    split too): before, it read "4 x 1 GPU", as if aggregated, beside the plan's own split.
+    The GPU counts its tier was not sized at for a refused layout follow a sized fleet's size
+    in its brackets (:func:`tiersim.results_plan_lines.left_out_words`, as the report's row
+    gives them beside its size; an unsized fleet's reason already names its refusal)."""
+    from tiersim.results_plan_lines import left_out_words
+
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
     if not replicas:
         return f"  uniform {other.get('design')}: {other.get('missed')}; not sized, so no baseline"
     size = ", ".join(f"{replicas[t]} x {gpus.get(t, '?')} GPU"
                      f"{_split_after(replicas[t], _prefill(other, t), _techniques(other, t))}"
                      for t in replicas)
+    left = left_out_words(other)
+    size += "" if left is None else f"; {left}"
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
                 f"{design_verdict(other)}, "

@@ -141,6 +141,7 @@ class PlanAssembly:
         """The plan's JSON, with what it saves against the sized uniform fleets and the proof
         that one replica fewer in any tier misses."""
         out = best.as_dict(self.c)
+        self._with_left_out(out, best)
         out["cost_model"] = self.evaluator.cost_model
         interval = getattr(best.outcome, "accuracy_ci95", None)
         if interval is not None:  # the accuracy's 95% interval, as the planned run's
@@ -194,6 +195,15 @@ class PlanAssembly:
         sources = getattr(self.evaluator, "accuracy_sources", None)  # None: a fake evaluator
         return out if sources is None else {**out, "accuracy_source": sources(r.design)["source"]}
 
+    def _with_left_out(self, out: dict[str, Any], r: DesignResult) -> None:
+        """Add ``gpus_per_replica_left_out`` to a design's JSON where a tier of it was not
+        sized at some GPU count for a refused layout (:meth:`FeasibilityChecks._left_out`:
+        W4A16 at 4 and 8 GPUs per replica, whose groups would split into partial ones); the
+        key is absent where none was, so plan.json is otherwise as it was."""
+        left = self._left_out(r.design)
+        if left:
+            out["gpus_per_replica_left_out"] = left
+
     def _runner_up(self, r: DesignResult, best: DesignResult | None) -> dict[str, Any]:
         """A design beside the plan: what it missed, the rule that kept the plan at a tie on
         what is paid (:func:`_plan_order`; two free fleets tie too; a baseline-only tier's fleet
@@ -203,6 +213,7 @@ class PlanAssembly:
         Before, the share was over the trace under provisioned cost too: a runner-up ranked
         after the plan could read "cheaper than the plan"."""
         out = r.as_dict(self.c)
+        self._with_left_out(out, r)
         if not (r.feasible and best is not None and r is not best):
             return out
         model = getattr(self.evaluator, "cost_model", None)

@@ -47,11 +47,37 @@ class FeasibilityChecks:
     def _refused_counts(self) -> dict[str, dict[int, str]]:
         """Per tier, each GPU count the search leaves out because that layout is refused (a
         MoE kernel, a split: not a shortage of memory), with the refusal's line, so a reason
-        that names the counts tried also names those (:meth:`_and_refused`)."""
+        that names the counts tried also names those (:meth:`_and_refused`). A count whose
+        tier is built but whose weights vLLM would not load split that way (partial block-FP8
+        blocks or W4A16 groups per GPU: the evaluator's ``split_problem``, which
+        :meth:`~tiersim.plan.evaluate.SimEvaluator.fits` left out) is one too: before, the
+        plan sized W4A16 at 1 and 2 GPUs per replica beside NVFP4 at 1, 2, 4, 8 and said
+        nothing of why."""
         refusals = getattr(self.evaluator, "refusals", {})
-        return {name: {g: _one_line(err) for (n, g), err in sorted(refusals.items())
-                       if n == name and g not in options and _refuses_layout(err)}
-                for name, options in self.gpus.items()}
+        out = {name: {g: _one_line(err) for (n, g), err in sorted(refusals.items())
+                      if n == name and g not in options and _refuses_layout(err)}
+               for name, options in self.gpus.items()}
+        check = getattr(self.evaluator, "split_problem", None)
+        built = getattr(self.evaluator, "built", None)
+        if check is None or built is None:  # a closed-form stand-in does not say
+            return out
+        for name, options in self.gpus.items():
+            own = self.evaluator.by_name[name].gpus_per_replica
+            for g in sorted({*self.gpu_options, own} - {*options, *out[name]}):
+                problem = check(name, g) if built(name, g) is not None else ""
+                if problem:
+                    out[name][g] = problem
+            out[name] = dict(sorted(out[name].items()))
+        return out
+
+    def _left_out(self, design: Design) -> dict[str, dict[str, str]]:
+        """plan.json's ``gpus_per_replica_left_out`` of a design: per tier of it, each GPU count
+        of the sizing's (``limits.gpus_per_replica`` and the tier's own) that its search left
+        out as a refused layout (:meth:`_refused_counts`), with the refusal; tiers with none
+        left out are not named (a shortage of memory is not named: the counts it fits on
+        say so)."""
+        return {n: {str(g): why for g, why in self.refused[n].items()}
+                for n in design.tiers if self.refused.get(n)}
 
     def _note_refused_options(self) -> None:
         """A note for each GPU count the scenario's ``limits.gpus_per_replica`` (or

@@ -997,6 +997,7 @@ def plan_section(plan: PlanResult) -> str:
     from tiersim.results_plan_lines import (
         accuracy_line,
         floor_notes,
+        left_out_words,
         p99_line,
         tiers_over_slo,
         time_words,
@@ -1032,9 +1033,11 @@ def plan_section(plan: PlanResult) -> str:
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
     # GPU, spec decode k=3)" line does; a runner-up's also names the router setting it was
-    # sized under, as its console line does
-    others = [[o.get("design"), "; ".join(filter(None, (sized_words(o, techniques=uniform),
-                                                        router_words(o)))) or None,
+    # sized under, as its console line does; a sized uniform fleet, the GPU counts its tier
+    # was left out at, as its console line's brackets do
+    others = [[o.get("design"), "; ".join(filter(None, (
+                   sized_words(o, techniques=uniform), router_words(o),
+                   left_out_words(o) if uniform and o.get("replicas") else None))) or None,
                o.get("cost_usd"),
                (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
                else design_verdict(o)]
