@@ -231,12 +231,14 @@ def test_a_labelled_trace_of_one_class_says_why_there_is_no_auroc(tmp_path, caps
 
 
 def test_tiny_without_a_classifier_says_so(tmp_path, capsys):
-    """The tiny scenario's static split has no classifier: the exact line, no AUROC."""
+    """The tiny scenario's static split has no classifier: the exact line, no AUROC. Its
+    workload is two-type, so the target reads "hard" since round 55 (misc55: "hard or
+    hopeless" before, a class it has not)."""
     out, summary, _ = _run(tmp_path, capsys)
     assert summary["router"]["quality"]["auroc"] is None
     assert _line(out) == (
         "router quality on the replayed trace: AUROC none (the static_split router has no "
-        "classifier to score requests) for hard or hopeless, against the drawn difficulty of "
+        "classifier to score requests) for hard, against the drawn difficulty of "
         "317 requests (69 of them), asked none (no workload.difficulty.hint_auroc); FPR / FNR "
         "40.0 % / 54.5 % realised (scored on prior), asked none (no router.confusion)")
 

@@ -37,7 +37,9 @@ def test_no_auroc_interval_from_one_request_of_a_class():
     assert given == 0, f"an interval from one positive held the true AUROC {held} of {given}"
     assert q.auroc is not None and q.auroc_wrong is not None
     assert q.auroc_wrong_ci95 is None  # the same one request answers wrong
-    assert q.auroc_text() == (f"{q.auroc:.3f} (no 95% CI: 1 request hard or hopeless; "
+    # "hard", the one class drawn other than easy, since round 55 ("hard or hopeless"
+    # before, though this table has no hopeless request: misc55)
+    assert q.auroc_text() == (f"{q.auroc:.3f} (no 95% CI: 1 request hard; "
                               "DeLong's needs two of each class)")
     assert q.asked_text() == "0.72 (workload.difficulty.hint_auroc)"  # no verdict
     assert q.wrong_auroc_text() == (f"{q.auroc_wrong:.3f} (no 95% CI: 1 request the cheapest "
@@ -100,8 +102,8 @@ def test_an_auroc_of_1_on_few_requests_has_an_interval_below_it():
     # no verdict on 5 of each class since auroc54 (100 of each needed: below that the
     # interval is not known to hold the true AUROC in 95 % of samples); "within the 95% CI"
     # before, and never "better than asked"
-    assert q.asked_text() == (
-        "0.72 (workload.difficulty.hint_auroc; no verdict: 5 requests hard or hopeless, under "
+    assert q.asked_text() == (  # "hard": the classes drawn, since round 55 (misc55)
+        "0.72 (workload.difficulty.hint_auroc; no verdict: 5 requests hard, under "
         "the 100 of each class a verdict needs (with fewer, the 95% CI held the true AUROC in "
         "as few as 31 % of simulated samples: docs/metrics.md in tiersim's source repository))")
 

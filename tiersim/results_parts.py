@@ -268,7 +268,7 @@ class RouterQuality:
     On drawn difficulty, ``auroc_wrong`` is the same score's AUROC for ``wrong_target`` (the
     cheapest tier answering wrong) against the drawn correctness, with its interval
     (``auroc_wrong_ci95``) and how many requests are in it (``wrong_positives``): what a
-    routing error costs, where "hard or hopeless" is what ``hint_auroc`` is stated for (on the
+    routing error costs, where "not easy" (``target``) is what ``hint_auroc`` is stated for (on the
     default job 0.66 against 0.72, modelled). None on trace labels (``auroc`` is that AUROC),
     and where the router has no classifier, no request reached it, or the cheapest tier
     answers every request right or every one wrong.

@@ -14,8 +14,9 @@ interval (:func:`auroc_interval`), against:
 
 - the trace's labels where it has them (``correct_<tier>``): positive where the cheapest tier
   answers wrong, the classifier's own target (a scenario states no AUROC for it);
-- else the drawn difficulty class: positive where a request is hard or hopeless (not easy),
-  the target ``hint_auroc`` is stated for, which is then the AUROC asked; and, as a second
+- else the drawn difficulty class: positive where a request is not easy (hard, or hard or
+  hopeless on a ``three_type`` workload: :func:`drawn_target` names the classes drawn), the
+  target ``hint_auroc`` is stated for, which is then the AUROC asked; and, as a second
   figure, the drawn correctness: positive where the cheapest tier answers wrong, what a
   routing error costs (``auroc_wrong``; on the default job about 0.66 against 0.72 for "not
   easy", modelled: an easy request the cheapest tier gets wrong, or a hard one it gets right,
@@ -147,8 +148,8 @@ def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
         truth, target = LABELS, f"the cheapest tier {cheapest} answering wrong"
         positive = df[correct_column(cheapest)].to_numpy(np.float64) < 0.5 if n else None
     else:
-        truth, target = DRAWN, "hard or hopeless"
         classes = df.get("difficulty_class")
+        truth, target = DRAWN, drawn_target(classes)
         positive = None
         if classes is not None and n and classes.notna().all():
             positive = (classes != "easy").to_numpy(bool)
@@ -168,9 +169,21 @@ def realised_quality(df: pd.DataFrame, score: np.ndarray | None, cheapest: str,
                                               "or hard class to score against")
     value = auroc(score, positive)
     if value is None:
-        one = _one_class(truth, cheapest, count, n)
+        one = _one_class(truth, cheapest, count, n, target)
         return RouterQuality(**base, no_auroc=f"{one}: one class only, and an AUROC needs both")
     return RouterQuality(**base, auroc=value, auroc_ci95=auroc_interval(score, positive, value))
+
+
+def drawn_target(classes: pd.Series | None) -> str:
+    """The drawn classes an AUROC on drawn difficulty takes as positive, named as the workload
+    has them: every class but easy drawn, in :data:`~tiersim.routing.config.DIFFICULTY_CLASSES`
+    order ("hard" on a ``two_type`` workload, "hard or hopeless" on a ``three_type`` one);
+    "not easy" where none was drawn (every request easy, or no classes). Before, it read "hard
+    or hopeless" on a two-type workload, which has no hopeless class."""
+    from tiersim.routing.config import DIFFICULTY_CLASSES
+
+    drawn = set() if classes is None else set(classes.dropna().unique())
+    return " or ".join(c for c in DIFFICULTY_CLASSES[1:] if c in drawn) or "not easy"
 
 
 def _wrong_on_drawn(df: pd.DataFrame, score: np.ndarray, cheapest: str) -> dict:
@@ -191,10 +204,10 @@ def _wrong_on_drawn(df: pd.DataFrame, score: np.ndarray, cheapest: str) -> dict:
             "auroc_wrong_ci95": auroc_interval(score, wrong, value)}
 
 
-def _one_class(truth: str, cheapest: str, count: int, n: int) -> str:
+def _one_class(truth: str, cheapest: str, count: int, n: int, target: str) -> str:
     """The requests' one class in words: "all 500 requests are easy", "the cheapest tier
     fp8 answers all 500 requests right"."""
     if truth == LABELS:
         return (f"the cheapest tier {cheapest} answers all {n:,} requests "
                 f"{'wrong' if count else 'right'}")
-    return f"all {n:,} requests are {'hard or hopeless' if count else 'easy'}"
+    return f"all {n:,} requests are {target if count else 'easy'}"
