@@ -300,9 +300,38 @@ def stats_table(stats: dict, notes: list[str]) -> Table:
             table.add_row(f"{col.split('_')[0]} tokens {key}", _fmt(value, "{:,.1f}"))
     if "prefix_reuse" in stats:
         table.add_row("prefix hits, unbounded cache", _fmt(stats["prefix_reuse"], "{:.1%}"))
+    for label, value in _task_type_rows(stats.get("task_types"), stats["rows"]):
+        table.add_row(label, value)
     for note in notes:  # a note may quote the trace (a model's name): no terminal escapes
         table.add_row("note", escaped(note))
     return table
+
+
+TASK_TYPE_ROWS = 10
+"""The most ``task_type`` rows ``tiersim trace inspect``'s table gives (the most common types);
+the rest are one row, and ``--json`` gives every type."""
+
+
+def _task_type_rows(types: list[dict] | None, rows: int) -> list[tuple[str, str]]:
+    """The table's rows of a trace's ``task_type`` column (:func:`tiersim.trace.stats.
+    task_type_stats`): per type, "task_type code" -> "8,819 req (100.0%); mean 2,047.8 in /
+    27.9 out" (its requests, their share and their mean input and output tokens), the
+    :data:`TASK_TYPE_ROWS` most common, then one row for the rest; none where the trace has no
+    such column (or no row)."""
+    if not types:
+        return []
+
+    def share(n: int) -> str:
+        return f"{n:,} req ({n / rows:.1%})"
+
+    out = [(f"task_type {escaped(t['task_type'])}",
+            f"{share(t['requests'])}; mean {t['input_tokens_mean']:,.1f} in / "
+            f"{t['output_tokens_mean']:,.1f} out") for t in types[:TASK_TYPE_ROWS]]
+    rest = types[TASK_TYPE_ROWS:]
+    if rest:
+        out.append((f"task_type, {len(rest):,} other types (--json lists them)",
+                    share(sum(t["requests"] for t in rest))))
+    return out
 
 
 def _arrivals(stats: dict) -> int:

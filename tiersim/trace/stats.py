@@ -30,15 +30,16 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None,
     :data:`MIN_RATE_SPAN_S`, or from fewer than two arrivals, no rate is read (None: one
     request in a window cut to the trace's last arrival read 17,857 req/s, one over the 56 us
     from the window's start to itself).
-    ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std;
-    1 for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
-    interpolation) and ``mean``. ``prefix_reuse`` (only with ``prefix_hashes``) is the share of
-    prompt tokens an unbounded prefix cache shared by every request would skip
-    (:func:`prefix_reuse`): what a one-tier run of the whole trace reports as its
-    ``prefix_hit_bound``. ``starts``: for a session trace, the arrivals of its sessions' first
-    steps, which the timing keys then count (a later step arrives when its predecessor finishes
-    plus its tool time, which only a run knows). Timing
-    keys are None for a table without ``arrival_s`` or with fewer rows than they need.
+    ``interarrival_cv`` = std / mean of the gaps between consecutive arrivals (population std; 1
+    for Poisson, larger is burstier). Token statistics are ``p50, p90, p99`` (linear
+    interpolation) and ``mean``. ``task_types`` (only with a ``task_type`` column): per type,
+    its requests and mean tokens (:func:`task_type_stats`). ``prefix_reuse`` (only with
+    ``prefix_hashes``) is the share of prompt tokens an unbounded prefix cache shared by every
+    request would skip (:func:`prefix_reuse`): what a one-tier run of the whole trace reports as
+    its ``prefix_hit_bound``. ``starts``: for a session trace, the arrivals of its sessions'
+    first steps, which the timing keys then count (a later step arrives when its predecessor
+    finishes plus its tool time, which only a run knows). Timing keys are None for a table
+    without ``arrival_s`` or with fewer rows than they need.
     """
     stats: dict = {"rows": int(len(df))}
     t = df["arrival_s"].to_numpy() if "arrival_s" in df else None
@@ -53,7 +54,25 @@ def trace_stats(df: pd.DataFrame, window_s: float | None = None,
         stats[col] = _token_stats(df[col].to_numpy())
     if "prefix_hashes" in df:
         stats["prefix_reuse"] = prefix_reuse(df["prefix_hashes"], df["input_tokens"].to_numpy())
+    if "task_type" in df:
+        stats["task_types"] = task_type_stats(df)
     return stats
+
+
+def task_type_stats(df: pd.DataFrame) -> list[dict]:
+    """Per ``task_type`` of a table holding the column: its requests and mean input and output
+    tokens, most requests first (then by name), types with no row left out (a category a
+    window cut away). Before, ``tiersim trace inspect`` said nothing of the column, which the
+    router's classifier reads as a feature and a response cache may key on."""
+    groups = df.groupby(df["task_type"].astype(str), observed=True, sort=True)
+    table = groups.agg(requests=("input_tokens", "size"),
+                       input_tokens_mean=("input_tokens", "mean"),
+                       output_tokens_mean=("output_tokens", "mean"))
+    table = table[table["requests"] > 0].sort_values("requests", ascending=False, kind="stable")
+    return [{"task_type": str(name), "requests": int(row.requests),
+             "input_tokens_mean": float(row.input_tokens_mean),
+             "output_tokens_mean": float(row.output_tokens_mean)}
+            for name, row in table.iterrows()]
 
 
 def _timing(t: np.ndarray | None) -> dict:
