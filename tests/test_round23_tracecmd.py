@@ -48,7 +48,10 @@ def test_arrival_times_beside_vidur_token_columns_are_named(tmp_path, capsys, ar
         f"Error: {path}: has token lengths but no arrival times{hint}use it with synthetic "
         "arrivals: write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths("
         "path), rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as the "
-        "scenario's trace.path")  # round 48 (fresh48): the file to write, not a table in memory
+        "scenario's trace.path, or give its lengths a logged trace's arrival times "
+        "(tiersim/traces/README.md, \"Token lengths at a logged trace's arrival times\")")
+    # round 48 (fresh48): the file to write, not a table in memory; round 55 (fresh55a): or
+    # a logged trace's arrival times, with where the snippet is
     capsys.readouterr()
     assert main(["trace", "inspect", str(path), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
