@@ -17,14 +17,12 @@ import re
 import subprocess
 import sys
 import tomllib
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import TINY, tiny_doc, write_yaml
-from test_wheel import _tracked_copy
 
 from tiersim.routing import ROUTERS, Assignment, TierInfo, build_router, prepare_workload
 from tiersim.routing.policies import config_reads_realised
@@ -168,40 +166,6 @@ def test_a_plan_is_the_same_at_the_same_seed(tmp_path):
     assert _without_wall_time(json.loads(first.pop("plan.json"))) == _without_wall_time(
         json.loads(second.pop("plan.json")))
     assert first == second
-
-
-# ------------------------------------------------------------------ the wheel's package data
-
-@pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory) -> set[str]:
-    """The names in a wheel built from the work tree's files (as test_wheel builds it)."""
-    pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
-    tmp = tmp_path_factory.mktemp("wheel55")
-    src = _tracked_copy(tmp / "src")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                            "--no-build-isolation", "--no-index", "-q", "-w", str(tmp / "dist"),
-                            str(src)], capture_output=True, text=True, timeout=600)
-    if built.returncode != 0:
-        pytest.skip(f"cannot build the wheel here: {built.stderr.strip().splitlines()[-1:]}")
-    (found,) = (tmp / "dist").glob("tiersim-*.whl")
-    return set(zipfile.ZipFile(found).namelist())
-
-
-def test_the_wheel_ships_every_file_the_package_tracks(wheel_names):
-    """test_wheel checked six named files; a data file added under a new folder or with a new
-    suffix (a model config.json, a second .sh) that pyproject's package-data does not match
-    would be left out of the wheel and found missing only by a user of the wheel."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "tiersim"], cwd=ROOT,
-                            capture_output=True)  # a stray untracked file is no package data
-    if listed.returncode != 0:
-        pytest.skip("not a git checkout (git ls-files failed)")
-    tracked = {n for n in listed.stdout.decode().split("\0")
-               if n and (ROOT / n).is_file() and "__pycache__" not in n}
-    assert len(tracked) > 100
-    assert sorted(tracked - wheel_names) == []
-    data = {n for n in tracked if not n.endswith(".py")}
-    assert {"tiersim/calibrate/device_run.sh", "tiersim/data/roofline_calibration.json",
-            "tiersim/data/fidelity_check.json"} <= data
 
 
 # ------------------------------------------------------------------ a source on every figure

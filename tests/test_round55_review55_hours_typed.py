@@ -7,23 +7,8 @@ one).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from conftest import tiny_doc, write_yaml
-
-from tiersim.cli import main
-
-
-def _said(capsys, path: Path, *args: str) -> str:
-    """``tiersim plan path args`` (no other seed checked): exit 1 and its one line of text,
-    nothing written."""
-    assert main(["plan", str(path), "--check-seeds", "0", "--no-report", "--out",
-                 str(path.parent / "p"), *args]) == 1
-    out = capsys.readouterr()
-    text = (out.out + out.err).strip()
-    assert "Traceback" not in text and len(text.splitlines()) == 1, text
-    assert not (path.parent / "p").exists()
-    return text
+from test_round55_review55_hours import _said
 
 
 def test_the_default_hours_typed_without_a_fleet_are_refused_too(tmp_path, capsys):
