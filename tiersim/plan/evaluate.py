@@ -587,7 +587,12 @@ class SimEvaluator:
                                                           design.gpus(name), df, alone)
             kept = None if stored is None else store.get(stored)
             if kept is not None:  # the same run another evaluator made (RunStore)
-                runs.append(dataclasses.replace(kept, rows=rows))
+                # labelled with the split asked for here, as a run simulated here is: the
+                # same engine input is asked for as None (as configured) or as its count
+                # (a search's split), and the kept run carried its maker's label (round 55,
+                # store55: today's 1P 1D read back recorded prefill 1, a fresh run None; a
+                # baseline read back from today's run recorded "served aggregated")
+                runs.append(dataclasses.replace(kept, rows=rows, prefill=prefill or None))
                 continue
             result = self._simulate([spec], df, alone, (design.gpus(name),))
             run = _tier_run(rows, np.asarray(result.arrival_s, np.float64), result,
