@@ -42,7 +42,8 @@ def estimate_runner(doc: dict, source: str) -> dict:
 
 
 KEPT_ROWS = 1_000_000
-"""Requests' latencies a sweep worker's :data:`_KEPT_RUNS` keeps (about 25 MB): its runs
+"""Requests' latencies a sweep worker's :data:`_KEPT_RUNS` keeps (about 41 MB, 41 bytes a
+request, :data:`tiersim.plan.evaluate.KEPT_ROWS`): its runs
 outlive the point that made them, so fewer than a plan's (whose evaluator holds them anyway);
 a run of more requests is not kept, and a uniform run of a million-request trace fills it."""
 
