@@ -19,6 +19,7 @@ from tiersim.plan.evaluate import Design, SimEvaluator, keeping_runs, reuse_kept
 from tiersim.scenario import load_scenario
 
 UNIFORM = Design(("bf16",), (1,))
+_SPLIT = {"prefill_replicas": 1, "decode_replicas": 1, "link_gb_s": 1.0}
 _OWN = {"easy": 0.99, "hard": 0.6, "hopeless": 0.0}  # a tier serving its own model
 AT = {"bf16": 2}
 
@@ -81,15 +82,29 @@ CASES = {
     "window": (None, lambda d: d["trace"].update(window=[250, 280])),
     "skip_longer_than": (None, lambda d: d["trace"].update(skip_longer_than=2000)),
     "bundled_profile": (None, lambda d: d.update(profile="h200_aiconfigurator_vllm")),
+    "enable_prefix_caching": (None, lambda d: _sched(d, enable_prefix_caching=True)),
+    "prefix_cache_fraction": (lambda d: _sched(d, enable_prefix_caching=True),
+                              lambda d: _sched(d, enable_prefix_caching=True,
+                                               prefix_cache_fraction=0.5)),
+    "watermark": (None, lambda d: _sched(d, watermark=0.2)),
+    "kv_offload": (lambda d: _sched(d, enable_prefix_caching=True),
+                   lambda d: _sched(d, enable_prefix_caching=True, kv_offload=[
+                       {"name": "host", "capacity_gb": 200, "read_gb_s": 50,
+                        "write_gb_s": 50}])),
+    "disaggregation_link": (lambda d: _bf16(d, replicas=2, disaggregation=_SPLIT),
+                            lambda d: _bf16(d, replicas=2,
+                                            disaggregation={**_SPLIT, "link_gb_s": 0.01})),
     "disaggregation": (None, lambda d: _bf16(
         d, replicas=2,
         disaggregation={"prefill_replicas": 1, "decode_replicas": 1, "link_gb_s": 1.0})),
 }
 
 
-LIGHT = {"block_size", "disaggregation", "gpu_memory_utilization"}
+LIGHT = {"block_size", "disaggregation", "gpu_memory_utilization", "enable_prefix_caching",
+         "prefix_cache_fraction", "watermark", "kv_offload", "disaggregation_link"}
 """Inputs that change no figure at tiny's light load (no queue; a split no better than
-serving aggregated): the later run is still simulated, not read back."""
+serving aggregated; azure2023_code has no prefix hashes to cache): the later run is still
+simulated, not read back."""
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
