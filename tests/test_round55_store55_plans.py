@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import REPO, cheap_first_tiers, tiny_doc, write_yaml
 
 import tiersim.plan.evaluate as evaluate
@@ -35,19 +36,22 @@ def _plan_json(out) -> dict:
     return _without_wall_times(json.loads((out / "plan.json").read_text()))
 
 
-def _plan_reading_nothing(monkeypatch, path, out):
+def _plan_reading_nothing(monkeypatch, path, out, **options):
     """The plan with no run read back (the store kept but never read)."""
     with monkeypatch.context() as m:
         m.setattr(evaluate, "reuse_kept_runs", lambda: None)
-        plan_capacity(path, out_dir=out, check_seeds=1)
+        plan_capacity(path, out_dir=out, check_seeds=1, **options)
 
 
-def test_a_plan_with_runs_read_back_writes_what_one_reading_none_writes(tmp_path, monkeypatch):
-    """A split tier, today's fleet and a seed check (every reader of the store): plan.json
-    and the planned run's summary are the same, but for wall times."""
+@pytest.mark.parametrize("robust", [False, True])
+def test_a_plan_with_runs_read_back_writes_what_one_reading_none_writes(tmp_path, monkeypatch,
+                                                                       robust):
+    """A split tier, today's fleet and a seed check (every reader of the store), alone and
+    under --robust: plan.json and the planned run's summary are the same, but for wall times
+    and the simulations counted."""
     path = write_yaml(tmp_path / "p.yaml", _split_doc())
-    plan_capacity(path, out_dir=tmp_path / "read", check_seeds=1)
-    _plan_reading_nothing(monkeypatch, path, tmp_path / "fresh")
+    plan_capacity(path, out_dir=tmp_path / "read", check_seeds=1, robust=robust)
+    _plan_reading_nothing(monkeypatch, path, tmp_path / "fresh", robust=robust)
     read, fresh = _plan_json(tmp_path / "read"), _plan_json(tmp_path / "fresh")
     assert read.pop("simulations") <= fresh.pop("simulations")
     assert read == fresh
