@@ -16,6 +16,11 @@ from tiersim.errors import TiersimError
 from tiersim.results_figures import _fields
 from tiersim.results_read import _build, _oneline, check_finite
 
+NO_SEED_CHECK_WHY = ("--check-seeds 0", "no seed follows the scenario's")
+"""Why a plan was checked at no other seed, as plan.json ``seed_check_none`` may say it:
+``--check-seeds 0`` typed, or a scenario at the largest seed, where the default has no seed to
+check (:data:`tiersim.results_seeds.NO_SEED_CHECK` gives each its fix)."""
+
 SPLIT_KEYS = ("split_uniform_design", "right_sizing_per_hour_usd",
               "design_vs_uniform_per_hour_usd", "split_not_given")
 """plan.json ``current``'s split of the saving per hour (:mod:`tiersim.results_current`
@@ -322,7 +327,7 @@ class PlanResult:
     seed_check_none: str | None = None
     """Why the planned fleet was checked at no other seed: ``--check-seeds 0``, or ``no seed
     follows the scenario's`` (a scenario at the largest seed, ``--check-seeds`` left at its
-    default; :data:`tiersim.results_seeds.NO_SEED_CHECK`), so the report says it as the console
+    default; :data:`NO_SEED_CHECK_WHY`), so the report says it as the console
     does; None, and not written, where seeds were checked or no fleet was planned (a plan.json
     written before round 55 reads as before, and its report without that line)."""
 
@@ -393,15 +398,14 @@ def _check_today_at_seeds(plan: PlanResult) -> None:
 
 def _check_no_seed_check(plan: PlanResult) -> None:
     """A ValueError where a plan's ``seed_check_none`` is no reason a plan writes
-    (:data:`tiersim.results_seeds.NO_SEED_CHECK`'s keys), or stands beside a ``seed_check``
+    (one of :data:`NO_SEED_CHECK_WHY`), or stands beside a ``seed_check``
     or without a planned fleet: the report words the line from it."""
     from tiersim.errors import json_written
-    from tiersim.results_seeds import NO_SEED_CHECK
 
     why = plan.seed_check_none
-    if why not in NO_SEED_CHECK:
+    if why not in NO_SEED_CHECK_WHY:
         raise ValueError(f"'plan.seed_check_none' must be one of "
-                         f"{', '.join(json_written(k) for k in NO_SEED_CHECK)}, got "
+                         f"{', '.join(json_written(k) for k in NO_SEED_CHECK_WHY)}, got "
                          f"{json_written(why)}")
     if plan.seed_check is not None or plan.plan is None:
         raise ValueError("'plan.seed_check_none' says why a planned fleet was checked at no "

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiersim.results_plan import NO_SEED_CHECK_WHY
+
 CONSTRAINT_WORDS = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT",
                     "e2e_p99_s": "p99 end-to-end", "session_p99_s": "p99 task latency",
                     "accuracy": "accuracy floor", "dropped": "dropped requests",
@@ -24,12 +26,9 @@ DEFAULT_CHECK_SEEDS = 3
 Three cost about 3% of the plan's search time on ``plan_default.yaml`` and 15% on
 ``default.yaml`` (docs/planning.md, "Checking the plan at other seeds")."""
 
-NO_SEED_CHECK = {
-    "--check-seeds 0": "leave --check-seeds out to check the fleet at "
-                       f"{DEFAULT_CHECK_SEEDS} more seeds",
-    "no seed follows the scenario's": "lower its seed to check the fleet at "
-                                      f"{DEFAULT_CHECK_SEEDS} more seeds",
-}
+NO_SEED_CHECK = dict(zip(NO_SEED_CHECK_WHY, (
+    f"leave --check-seeds out to check the fleet at {DEFAULT_CHECK_SEEDS} more seeds",
+    f"lower its seed to check the fleet at {DEFAULT_CHECK_SEEDS} more seeds"), strict=True))
 """Why a plan was checked at no other seed (plan.json ``seed_check_none``), each with what to
 do for a check: ``--check-seeds 0`` typed, or a scenario at the largest seed, where the default
 has no seed to check (:func:`tiersim.cli.plan_seeds.check_count`)."""
@@ -51,7 +50,9 @@ def seed_check_lines(check: dict | None, current: dict | None = None) -> list[st
     """The seed check as ``tiersim plan`` prints it (one block, after the plan's lines); none
     without one. ``current``: plan.json's ``current`` (today's fleet at the plan's seed), for
     the line on today's fleet at every seed (:func:`today_line`)."""
-    from tiersim.results import accuracy_name, basis_words, figure_text, percent_text, share_text
+    from tiersim.results_accuracy import accuracy_name
+    from tiersim.results_figures import figure_text, percent_text
+    from tiersim.results_savings import basis_words, share_text
 
     if not check:
         return []
@@ -151,7 +152,7 @@ def rejected_lines(check: dict) -> list[str]:
     fleet costs what the one it would replace costs, that the fleet hinges but the saving does
     not), then one line
     naming those that miss at every seed checked too; none where there is none."""
-    from tiersim.results import basis_words
+    from tiersim.results_savings import basis_words
 
     found = check.get("rejected") or []
     if not found:
@@ -204,8 +205,7 @@ def _plan_against(spans: list[float], per: str = "") -> str:
     line words one (:func:`tiersim.results_savings.saving_verdict`): "the plan saves 5.00 %",
     "the plan costs 75.0 % more" (a baseline-only fleet cheaper than the plan; it read "saves
     -75.0 %"), "the plan costs the same", and a span across 0 as the signed saving."""
-    from tiersim.results import share_text
-    from tiersim.results_savings import without_noise
+    from tiersim.results_savings import share_text, without_noise
 
     low, high = without_noise(min(spans)), without_noise(max(spans))
 
@@ -239,7 +239,7 @@ def _cheaper(gap: float, per: str = "") -> str:
     """A cost gap (``theirs / other - 1``; ``per``: " per hour" or "") in words, before the
     other fleet's name: ``10.0 % cheaper per hour than``, ``2.00 % dearer than``, ``at the
     same cost per hour as`` (a tie on what is paid, ranked first by the tie's rules)."""
-    from tiersim.results import share_text
+    from tiersim.results_savings import share_text
 
     if gap == 0:
         return f"at the same cost{per} as"
@@ -299,7 +299,7 @@ def robust_lines(robust: dict | None, floor: float | None, basis: str | None = N
     is not a worst figure: a tier's request count is the most any seed sent it (the counts
     need not add up), and the planned run written beside the plan is the plan's own seed's;
     none without ``--robust``."""
-    from tiersim.results import accuracy_name
+    from tiersim.results_accuracy import accuracy_name
 
     if not robust:
         return []
