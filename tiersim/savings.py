@@ -315,8 +315,11 @@ def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dic
         longer[:, k] = prompt + np.maximum(1, np.round(output * mult)) > context
         if longer[:, k].any():
             from tiersim.plan.planner import _drops_words  # the planner only to say so (0.08 s)
+            from tiersim.workload.sessions import never_sent
 
-            why[tier.name] = _drops_words([(tier.name, int(longer[:, k].sum()), int(context))])
+            unsent = never_sent(df, longer[:, k])  # later task steps cut off: counted apart
+            why[tier.name] = _drops_words([(tier.name, int((longer[:, k] & ~unsent).sum()),
+                                            int(context))], int(unsent.sum()))
     return longer, why
 
 

@@ -121,13 +121,31 @@ class FeasibilityChecks:
         """Per kept tier routed requests longer (prompt + output) than its context
         (``max_model_len``): (tier, how many, that context), tiers with none left out; empty
         when the evaluator does not say (a closed-form stand-in)."""
+        return self._longer_and_unsent(design)[0]
+
+    def _longer_and_unsent(self, design: Design) -> tuple[list[tuple[str, int, int]], int]:
+        """:meth:`_longer`, with the later agent-task steps those requests cut off, never sent
+        (:func:`tiersim.workload.sessions.never_sent`: counted apart, not as longer; the most
+        any seed cuts off). A step too long itself but after a dropped one is among the
+        latter, as the run's note on drops counts it."""
+        from tiersim.workload.sessions import never_sent
+
         most: dict[str, tuple[int, int]] = {}
-        for name, tier, sent, tokens in self._routed_tokens(design):
-            context = tier.limits.max_model_len
-            longer = int(np.sum(sent & (tokens > context))) if context else 0
-            if longer:
-                most[name] = max(most.get(name, (0, 0)), (longer, int(context)))
-        return [(n, *most[n]) for n in design.tiers if n in most]
+        cut = 0
+        for df, tiers in self._routed_runs(design):
+            masks = [(name, sent & (tokens > tier.limits.max_model_len)
+                      if tier.limits.max_model_len else np.zeros(len(sent), dtype=bool),
+                      int(tier.limits.max_model_len or 0))
+                     for name, tier, sent, tokens in tiers]
+            if not masks:
+                continue
+            unsent = never_sent(df, np.logical_or.reduce([m for _, m, _ in masks]))
+            cut = max(cut, int(unsent.sum()))
+            for name, mask, context in masks:
+                longer = int(np.sum(mask & ~unsent))
+                if longer:
+                    most[name] = max(most.get(name, (0, 0)), (longer, context))
+        return [(n, *most[n]) for n in design.tiers if n in most], cut
 
     def _routed_tokens(self, design: Design):
         """``(tier name, built tier, which requests are sent to it, each request's prompt +
@@ -136,6 +154,12 @@ class FeasibilityChecks:
         ``evaluators`` per seed) the same for each seed's routing in turn, a tier once a seed:
         the callers keep the most requests any seed sends it (before, the plan's own seed's
         routing alone was read)."""
+        for _, tiers in self._routed_runs(design):
+            yield from tiers
+
+    def _routed_runs(self, design: Design):
+        """:meth:`_routed_tokens` a seed at a time, each with the table it routed: ``(df,
+        [(tier name, built tier, sent, tokens), ...])``."""
         for evaluator in getattr(self.evaluator, "evaluators", None) or [self.evaluator]:
             df, built = getattr(evaluator, "df", None), getattr(evaluator, "built", None)
             if df is None or built is None:
@@ -144,12 +168,14 @@ class FeasibilityChecks:
             prompt = df["input_tokens"].to_numpy(np.float64)
             output = df["output_tokens"].to_numpy(np.float64)
             passed_on = _passed_on(a, df, infos)
+            tiers = []
             for k, name in enumerate(design.tiers):
                 mult = evaluator.by_name[name].output_length_multiplier
                 sent = (((np.asarray(a.tier) == k) & ~passed_on)
                         | (np.asarray(a.escalate_to) == k))
-                yield (name, built(name, design.gpus(name)), sent,
-                       prompt + output_on_tier(output, mult))
+                tiers.append((name, built(name, design.gpus(name)), sent,
+                              prompt + output_on_tier(output, mult)))
+            yield df, tiers
 
     def _beyond_model(self, design: Design) -> dict[str, tuple[int, int]]:
         """Per kept tier, routed requests longer (prompt + output) than the most its model

@@ -455,15 +455,15 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 missed = _missed(outcome, self.c)
                 return DesignResult(design, sizing.replicas, outcome, missed, tried)
             last = self.evaluator.evaluate(design, sizing.judged[-1])
-            longer = self._longer(design) if last.dropped else []
+            longer, unsent = self._longer_and_unsent(design) if last.dropped else ([], 0)
             if longer:  # no size serves them: neither more replicas nor more GPUs each
                 own = {name for name, _, _ in longer
                        if self.evaluator.built(name, design.gpus(name)).context_raisable}
                 beyond = self._beyond_model(design)
                 return DesignResult(design, sizing.judged[-1], last, f"latency: "
-                                    f"{_too_long(longer, own, beyond)} "
+                                    f"{_too_long(longer, own, beyond, unsent)} "
                                     f"({_missed(last, self.c)})",
-                                    tried, infeasible=_drops_words(longer))
+                                    tried, infeasible=_drops_words(longer, unsent))
             violators = verdict(last, self.c).violators or tiers
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:

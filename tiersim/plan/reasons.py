@@ -25,19 +25,21 @@ def _per_replica(gpus: list[int]) -> str:
 
 
 def _too_long(longer: list[tuple[str, int, int]], own: set[str],
-              beyond: dict[str, tuple[int, int]] | None = None) -> str:
+              beyond: dict[str, tuple[int, int]] | None = None, unsent: int = 0) -> str:
     """A design's requests longer than their tier's context (:meth:`Planner._longer`), with
     the fix, in words: raise ``max_model_len`` on the tiers that set their own (``own``),
     else (the model's context already) serve them on a model with a longer one, as a run's
     note says; with both kinds of tier, each is named with its own fix. ``beyond``
     (:meth:`Planner._beyond_model`): those longer than their model's maximum context, which
-    no ``max_model_len`` serves, named apart (they were told to raise it)."""
+    no ``max_model_len`` serves, named apart (they were told to raise it). ``unsent``: the
+    later agent-task steps they cut off, never sent (:func:`_unsent_words`)."""
     count, where = _longer_counted(longer)
     one = count == "1"
     them = "it" if one else "them"
     return (f"{count} {'request is' if one else 'requests are'} longer (prompt + output) than "
             f"{'its' if one else 'their'} tier's context ({where}) and "
-            f"{'is' if one else 'are'} {TOO_LONG}; {_too_long_fix(longer, own, them, beyond)} "
+            f"{'is' if one else 'are'} {TOO_LONG}{_unsent_words(unsent, one)}; "
+            f"{_too_long_fix(longer, own, them, beyond)} "
             f"or leave {them} out of the trace{_skip_words(longer, own, beyond)}")
 
 
@@ -114,12 +116,25 @@ def _fixed_words(fixed: list[str]) -> str:
             f"context")
 
 
-def _drops_words(longer: list[tuple[str, int, int]]) -> str:
+def _drops_words(longer: list[tuple[str, int, int]], unsent: int = 0) -> str:
     """The same in a few words (a run's uniform baseline gives them): ``"drops 476 requests
-    longer (prompt + output) than fp8's max_model_len 1,500 at any size"``."""
+    longer (prompt + output) than fp8's max_model_len 1,500 at any size"``, and the later
+    agent-task steps they cut off (``unsent``, :func:`_unsent_words`): before, those were
+    counted as longer ("drops 2 requests longer" where 1 was and the other, its task's next
+    step, was never sent)."""
     count, where = _longer_counted(longer)
     return (f"drops {count} request{'s' if count != '1' else ''} longer (prompt + output) than "
-            f"{where} at any size")
+            f"{where} at any size{_unsent_words(unsent, count == '1')}")
+
+
+def _unsent_words(unsent: int, one: bool) -> str:
+    """", and 1 later step of its task, never sent" (``one``: of one request too long) where
+    requests too long cut ``unsent`` later steps of their agent tasks off (the engine never
+    sends a step after a dropped one, as a run's note on drops says); "" for none."""
+    if not unsent:
+        return ""
+    whose = "its task" if one else "their tasks"
+    return f", and {unsent:,} later step{'s' * (unsent != 1)} of {whose}, never sent"
 
 
 def _over_kv_words(larger: list[tuple[str, int, int]], design: Design) -> str:

@@ -867,6 +867,27 @@ def _task_rows(cfg: SessionGenerator, rng: np.random.Generator, names: list[str]
     return news, outs, tools
 
 
+def never_sent(df: pd.DataFrame, refused: np.ndarray) -> np.ndarray:
+    """Which requests of ``df`` the engine never sends where each request ``refused`` marks is
+    dropped if sent (longer than its tier's context): every later step of a task, after a step
+    dropped or never sent, whatever its own size (its prompt would hold an output never
+    made). All False without sessions. A refused step that is never sent is counted here,
+    not as a drop of its own: a uniform fleet's "drops 2 requests longer than ..." counted the
+    later step of a task the earlier one cut off, which the run's note calls never sent."""
+    refused = np.asarray(refused, dtype=bool)
+    unsent = np.zeros(len(refused), dtype=bool)
+    follows, _ = links(df)
+    if follows is None:
+        return unsent
+    has = follows >= 0
+    while True:  # a step further down each task every pass
+        cut = np.zeros_like(unsent)
+        cut[has] = (refused | unsent)[follows[has]]
+        if (cut == unsent).all():
+            return unsent
+        unsent = cut
+
+
 def links(df: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray | float]:
     """The engine's closed-loop links of a prepared table (or any subset of its rows):
     ``(follows, think_s)`` with ``follows`` as row positions; ``(None, 0.0)`` without sessions.
