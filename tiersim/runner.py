@@ -178,7 +178,7 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
     ordered = _note_price_order(scenario, source)
     if not baselines and saving_shown:
         _note_unsized_baselines(scenario, source)
-    check_layouts(scenario)  # notes on tiers as configured (kept with the run's other notes)
+    check_layouts(scenario, source)  # notes on tiers as configured (with the run's other notes)
     workload_rng, train_rng, router_rng = _rngs(scenario)
     extra = baseline_infos(scenario)  # baseline-only tiers: drawn and sized, never routed to
     check_fleet_memory(scenario, source)  # before the trace is read: refused at once

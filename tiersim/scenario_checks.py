@@ -318,11 +318,15 @@ def unread_scheduler_keys(scheduler: SchedulerConfig) -> list[str]:
             if key in scheduler.model_fields_set and not getattr(scheduler, needed)]
 
 
-def check_layouts(scenario: Scenario) -> None:
+def check_layouts(scenario: Scenario, source: str | None = None) -> None:
     """Notes on the tiers as configured that do not stop a run: block-FP8 weights split into
     partial blocks, prefix caching a gated delta-net model, scheduler keys nothing reads, a
     prefix-aware balancer with no prefix cache to read, a balancer with one replica to pick,
-    expert parallelism over one GPU, a price per request no cost figure reads."""
+    expert parallelism over one GPU, a price per request no cost figure reads; and an
+    end-to-end SLO that leaves the TTFT one nothing to hold (``source``: the scenario's path,
+    named in that note)."""
+    note_e2e_below_ttft(getattr(scenario.slo, "e2e_p99_s", None), scenario.slo.ttft_p99_s,
+                        source)
     _note_unread_scheduler_keys(scenario)
     _note_unread_prices(scenario)
     _note_unread_accuracy_values(scenario)
@@ -396,6 +400,31 @@ def _note_unlikely_units(scenario: Scenario) -> None:
         if value >= limit:
             warnings.warn(Note(f"{key} is {value:,g} {unit}, at or above {limit:,g} {unit}: "
                                f"{meant} {value / per:g}"), stacklevel=3)
+
+
+def note_e2e_below_ttft(e2e: float | None, ttft: float | None, source: str | None) -> None:
+    """A note where ``slo.e2e_p99_s`` (``e2e``) is below ``slo.ttft_p99_s`` (``ttft``; a
+    run's, or a plan's with its options applied): a request's end-to-end time holds its first
+    token's, so the fleet's p99 TTFT is never above its p99 end-to-end and the TTFT limit can
+    never bind (a run's "meets SLOs" and a plan's sizing read the end-to-end one alone). Equal
+    limits are no note: docs/planning.md ("An agent's turn") sets them so on purpose, to judge
+    turns by their end-to-end time alone. A key set from a command's option is named as that
+    option (:func:`keys_given_as`); values as YAML writes them."""
+    import warnings
+
+    from tiersim.errors import Note, yaml_written
+
+    if e2e is None or ttft is None or e2e >= ttft:
+        return
+    given = _GIVEN_AS.get() or {}
+    e2e_key = given.get("slo.e2e_p99_s", "slo.e2e_p99_s")
+    ttft_key = given.get("slo.ttft_p99_s", "slo.ttft_p99_s")
+    where = f"{source}: " if source else ""
+    warnings.warn(Note(
+        f"{where}{e2e_key} {yaml_written(e2e)} is below {ttft_key} {yaml_written(ttft)}, so the "
+        "TTFT limit can never bind (a request's end-to-end time holds its time to first "
+        f"token): lower {ttft_key} to {yaml_written(e2e)}, or raise {e2e_key} above "
+        f"{yaml_written(ttft)}"), stacklevel=3)
 
 
 def _note_unread_scheduler_keys(scenario: Scenario) -> None:

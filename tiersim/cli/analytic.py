@@ -324,7 +324,7 @@ def _scenario_tiers(path: Path):
     if scn.sweep:
         echo(f"note: {base_point_only(path, 'reads')}", err=True)
     fleet = runner.build_fleet(scn)
-    check_layouts(scn)
+    check_layouts(scn, str(path))
     return scn, fleet, runner.tier_infos(scn, fleet)
 
 

@@ -301,6 +301,9 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
 
         check_today(evaluator, today, str(scenario_path))
     _note_tier_order(scenario, str(scenario_path), evaluator.df)
+    from tiersim.scenario_checks import note_e2e_below_ttft  # the planned run's note, unplanned
+
+    note_e2e_below_ttft(constraints.e2e_p99_s, constraints.ttft_p99_s, str(scenario_path))
     evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
