@@ -152,7 +152,7 @@ def tiers_over_slo(chosen: dict[str, Any], constraints: dict[str, Any],
     total = sum(int(t.get("requests") or 0) for t in (chosen.get("per_tier") or {}).values())
     rows = (robust or {}).get("per_seed") or []
     for tier, t in by_planned_tier(chosen, "per_tier"):
-        for metric in ("ttft_p99_s", "tpot_p99_s"):
+        for metric in ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s"):  # the last where held
             limit, value = constraints.get(metric), t.get(metric)
             if limit is None or value is None or within_limit(value, limit):
                 continue

@@ -447,7 +447,8 @@ class SloConfig(_Strict):
     ``e2e_p99_s`` (optional, no limit by default): the p99 end-to-end latency of a request,
     arrival to last token. Each agent turn is one request, so this is the limit per turn an
     agent waits on; a cascade's escalated request counts both passes. It is held over the
-    fleet's requests under either scope (a tier's own end-to-end p99 is not held).
+    fleet's requests, and under ``tier`` over each tier's own too (a request is its final
+    tier's, as for the tier's TTFT and TPOT; under ``fleet`` a tier over it is noted).
 
     ``session_p99_s`` (optional, agent sessions only): the p99 over tasks of a task's latency,
     its first step's arrival to its last step's finish (the ``sessions`` block's

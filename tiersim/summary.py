@@ -236,6 +236,8 @@ def tier_results(scenario: Scenario, fleet: Fleet, requests: pd.DataFrame, resul
             cost_per_request_usd=tier.config.cost_per_request_usd,
             techniques=techniques_words(tier.config,
                                         [level.name for level in tier.limits.kv_levels]),
+            e2e_p99_s=(None if scenario.slo.e2e_p99_s is None else  # held: each tier's own
+                       metrics.percentile(requests["e2e_s"].to_numpy()[final == i], 99)),
             **prefix_fields(result, tier.name),
             **spec_fields(result, tier.name),
         ))

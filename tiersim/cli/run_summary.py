@@ -363,19 +363,21 @@ def tier_table(r: RunResult):
     from tiersim.errors import escaped
 
     passes = r.passes_differ()
+    e2e = any(t.e2e_p99_s is not None for t in r.tiers)  # held (slo.e2e_p99_s): each tier's
     said = "; reqs = answered there, passes = run there" if passes else ""
     table = Table(title=f"tiers (cheapest first; cost $ = {r.cost_model}, attrib. $ = busy GPU "
                   f"time{said})", title_justify="left")
     table.add_column("tier", overflow="fold")  # a long name folds; a number is never cut
     for col in ("reqs", *(("passes",) if passes else ()), "share", "TTFT p99", "TPOT p99",
-                "util", "KV peak", "cost $", "attrib. $"):
+                *(("e2e p99",) if e2e else ()), "util", "KV peak", "cost $", "attrib. $"):
         table.add_column(col, no_wrap=True, min_width=len(col))
     for t in r.tiers:
         table.add_row(
             escaped(t.label), fmt(t.requests), *((fmt(t.passes),) if passes else ()),
             fmt(t.share, " %", 100),
             fmt(t.ttft_p99_s, " s"), fmt(t.tpot_p99_s, " ms", 1e3),
-            fmt(t.utilization, " %", 100), fmt(t.kv_peak_frac, " %", 100),
+            *((fmt(t.e2e_p99_s, " s"),) if e2e else ()), fmt(t.utilization, " %", 100),
+            fmt(t.kv_peak_frac, " %", 100),
             fmt(t.cost_usd), fmt(t.attributed_cost_usd),
         )
     steps = "; ".join(f"{t.name}: {t.step_time_source}" for t in r.tiers)

@@ -23,8 +23,14 @@ from tiersim.results import (
 
 FLEET_P99S = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s")
 """The p99s held over the fleet's requests, or its agent tasks (a limit of None is not held);
-under ``slo_scope: tier`` each tier's own TTFT and TPOT p99 are held too, not its end-to-end
-or task one."""
+under ``slo_scope: tier`` each tier's own TTFT, TPOT and end-to-end p99 are held too (a
+request is its final tier's, as for each tier's p99s), not its task one (a task's steps may
+be served by several tiers)."""
+
+TIER_P99S = ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s")
+"""The p99s each tier has of its own (:data:`FLEET_P99S` but the task latency): held under
+``slo_scope: tier``, and noted under ``fleet`` where a tier's is over a limit the fleet's
+meets. Before round 55's e2e55 the end-to-end one was neither."""
 
 OVERSHOOT_CAP = 1e6
 """The overshoot of a latency nothing finished to measure (every request dropped), or one
@@ -78,10 +84,10 @@ def held_figures(o: Outcome, c: Constraints) -> dict[str, float | None]:
 
 def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
     """The p99 ``key`` held against its limit: the fleet's, or under ``slo_scope: tier`` the
-    worst of the fleet's and every tier's that served requests (the end-to-end p99 is the
+    worst of the fleet's and every tier's that served requests (the task latency p99 is the
     fleet's under either scope)."""
     value = getattr(o, key)
-    if c.slo_scope != "tier" or key in ("e2e_p99_s", "session_p99_s"):
+    if c.slo_scope != "tier" or key not in TIER_P99S:
         return value
     own = [getattr(t, key) for t in o.tiers.values() if t.requests]
     known = [v for v in (value, *own) if v is not None]
@@ -91,7 +97,7 @@ def held_p99(o: Outcome, c: Constraints, key: str) -> float | None:
 def held_tier(o: Outcome, c: Constraints, key: str) -> str | None:
     """Under ``slo_scope: tier``, the tier whose own p99 ``key`` is the one held
     (:func:`held_p99`) where it is over the fleet's; None where the fleet's is held."""
-    if c.slo_scope != "tier" or key in ("e2e_p99_s", "session_p99_s"):
+    if c.slo_scope != "tier" or key not in TIER_P99S:
         return None
     own = {n: getattr(t, key) for n, t in o.tiers.items()
            if t.requests and getattr(t, key) is not None}
@@ -135,14 +141,14 @@ def verdict(o: Outcome, c: Constraints) -> Verdict:
             for k in FLEET_P99S]
     violators = tuple(n for n, t in o.tiers.items() if t.dropped or not all(
         _within(getattr(t, k), getattr(c, k), t.dropped, t.requests - t.dropped)
-        for k in ("ttft_p99_s", "tpot_p99_s") if t.requests))
+        for k in TIER_P99S if t.requests))
     worst = max(over + [10.0 * o.dropped / max(sum(t.requests for t in o.tiers.values()), 1)])
     met = o.dropped == 0 and all(_within(getattr(o, k), getattr(c, k), o.dropped, _finished(o))
                                  for k in FLEET_P99S)
     if c.slo_scope == "tier" and violators:  # a tier's own p99 over a limit misses it
         met = False
         worst = max(worst, *(_overshoot(held_p99(o, c, k), getattr(c, k), o.dropped,
-                                        _finished(o)) for k in ("ttft_p99_s", "tpot_p99_s")))
+                                        _finished(o)) for k in TIER_P99S))
     return Verdict(ok=met, violators=violators, overshoot=min(worst, 0.0) if met else worst)
 
 

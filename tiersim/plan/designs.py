@@ -82,18 +82,21 @@ class DesignResult:
             "cost_usd": o.cost_usd, "cost_per_hour_usd": o.cost_per_hour_usd,
             "accuracy": o.accuracy, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
             "dropped": o.dropped, "duration_s": o.duration_s,
-            "per_tier": {n: _tier_json(t) for n, t in o.tiers.items()},
+            "per_tier": {n: _tier_json(t, c) for n, t in o.tiers.items()},
             "margins": margins(o, c),
         })
         return out
 
 
-def _tier_json(tier) -> dict[str, Any]:
+def _tier_json(tier, c: Constraints | None = None) -> dict[str, Any]:
     """A tier's outcome as plan.json's ``per_tier`` gives it: ``techniques`` (``spec decode
-    k=3``) only where the tier runs one, so a plain fleet's entry is as it was."""
+    k=3``) only where the tier runs one, and ``e2e_p99_s`` only where ``c`` holds an
+    end-to-end limit, so a plain fleet's entry is as it was."""
     out = dict(vars(tier))
     if out.get("techniques") is None:
         out.pop("techniques", None)
+    if c is None or c.e2e_p99_s is None:
+        out.pop("e2e_p99_s", None)
     return out
 
 

@@ -91,6 +91,8 @@ class TierOutcome:
     utilization: float | None
     prefill: int | None = None  # a disaggregated tier's prefill replicas (the split it ran)
     techniques: str | None = None  # the serving techniques it ran (spec decode k=3)
+    e2e_p99_s: float | None = None  # over its requests (final tier), an escalated one's both
+    # passes counted, as its TTFT counts the first pass (plan.json only where the limit is held)
 
 
 SHARED_RUNS = 64
@@ -746,7 +748,8 @@ class SimEvaluator:
             utilization=metrics.utilization(
                 r.busy_s, self.built(name, design.gpus(name)).spec(replicas[name]).replicas,
                 duration),
-            prefill=r.prefill, techniques=self._techniques(name, design.gpus(name)))
+            prefill=r.prefill, techniques=self._techniques(name, design.gpus(name)),
+            e2e_p99_s=metrics.percentile(r.e2e, 99))
             for name, r in runs.items()}
         rate = self._provisioned(design, replicas, 3600.0)
         attributed = sum(r.busy_s * self.built(n, design.gpus(n)).usd_per_replica_second

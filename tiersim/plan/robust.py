@@ -62,7 +62,8 @@ def _worst_tier(tiers: list[TierOutcome]) -> TierOutcome:
                    ttft_p99_s=_worst([t.ttft_p99_s for t in tiers], max),
                    tpot_p99_s=_worst([t.tpot_p99_s for t in tiers], max),
                    dropped=max(t.dropped for t in tiers),
-                   utilization=_worst([t.utilization for t in tiers], max))
+                   utilization=_worst([t.utilization for t in tiers], max),
+                   e2e_p99_s=_worst([t.e2e_p99_s for t in tiers], max))
 
 
 def worst_outcome(outcomes: list[Outcome]) -> Outcome:

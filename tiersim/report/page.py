@@ -377,13 +377,15 @@ def run_headline(run: RunResult) -> str:
     ]
     out = "<h2>Headline</h2>" + table(["metric", "value", "unit", "source"], rows)
     passes = run.passes_differ()  # a cascade's cheap tier runs more passes than it answers
+    e2e = any(t.e2e_p99_s is not None for t in run.tiers)  # held: each tier's own, as console
     out += "<h3>Per tier</h3>" + table(
         ["tier", "requests", *(["passes run"] if passes else []), "share", "accuracy",
-         "TTFT p99 (s)", "TPOT p99 (s)", "utilization", "KV peak",
-         f"cost (USD, {run.cost_model})", "attributed (USD)"],
+         "TTFT p99 (s)", "TPOT p99 (s)", *(["end-to-end p99 (s)"] if e2e else []),
+         "utilization", "KV peak", f"cost (USD, {run.cost_model})", "attributed (USD)"],
         [[t.label, t.requests, *([t.passes] if passes else []), percent(t.share),
-          percent(t.accuracy), t.ttft_p99_s, t.tpot_p99_s, percent(t.utilization),
-          percent(t.kv_peak_frac), t.cost_usd, t.attributed_cost_usd] for t in run.tiers])
+          percent(t.accuracy), t.ttft_p99_s, t.tpot_p99_s, *([t.e2e_p99_s] if e2e else []),
+          percent(t.utilization), percent(t.kv_peak_frac), t.cost_usd, t.attributed_cost_usd]
+         for t in run.tiers])
     dropped = run.tier_dropped_words()  # the tiers' requests count their dropped ones too
     out += (f"<p class='caption'>Each tier's p99s, utilization and KV peak are simulated on its "
             f"step times ({page_text(latency)}; per tier in the provenance above); cost: "
