@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import TINY, tiny_doc, write_yaml
+from test_interrupted_writes import _without_wall_time  # plan.json less its wall_s
 
 from tiersim.routing import ROUTERS, Assignment, TierInfo, build_router, prepare_workload
 from tiersim.routing.policies import config_reads_realised
@@ -122,15 +123,6 @@ def _files(folder: Path) -> dict[str, bytes]:
     """The folder's result files (not ``.lock``, which holds the writer's process id)."""
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())
             if p.is_file() and not p.name.startswith(".")}
-
-
-def _without_wall_time(value):
-    """plan.json less its wall-clock seconds (``wall_s``, at any depth)."""
-    if isinstance(value, dict):
-        return {k: _without_wall_time(v) for k, v in value.items() if k != "wall_s"}
-    if isinstance(value, list):
-        return [_without_wall_time(v) for v in value]
-    return value
 
 
 def test_a_run_folder_is_the_same_bytes_at_the_same_seed(tmp_path):

@@ -12,28 +12,15 @@ import json
 import os
 
 import pytest
-import yaml
-from conftest import REPO, edited_profile, tiny_doc
+from conftest import REPO, edited_profile
+from test_round55_speed55_runs import _scenario  # tiny on a 30 s window, loaded
 
 from tiersim.plan.evaluate import Design, SimEvaluator, keeping_runs, reuse_kept_runs
-from tiersim.scenario import load_scenario
 
 UNIFORM = Design(("bf16",), (1,))
 _SPLIT = {"prefill_replicas": 1, "decode_replicas": 1, "link_gb_s": 1.0}
 _OWN = {"easy": 0.99, "hard": 0.6, "hopeless": 0.0}  # a tier serving its own model
 AT = {"bf16": 2}
-
-
-def _scenario(tmp_path, name: str, edit=None):
-    """tiny.yaml on a 30 s window written to ``tmp_path/name`` (``edit(doc)`` changes it
-    first), loaded; the scenario and its path."""
-    doc = tiny_doc()
-    doc["trace"]["window"] = [240, 270]
-    if edit is not None:
-        edit(doc)
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return load_scenario(path), str(path)
 
 
 def _fresh(scenario, source, design, at):
