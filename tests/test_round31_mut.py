@@ -78,7 +78,8 @@ def test_a_sized_uniform_fleet_is_paid_until_the_run_ends(monkeypatch):
     monkeypatch.setattr("tiersim.plan.SimEvaluator", lambda *args, **kwargs: None)
     monkeypatch.setattr("tiersim.plan.Planner",
                         lambda *args, **kwargs: SimpleNamespace(uniform=lambda: [sized]))
-    scenario = SimpleNamespace(slo=SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1),
+    scenario = SimpleNamespace(slo=SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1,
+                                                   e2e_p99_s=None, session_p99_s=None),
                                all_tiers=[SimpleNamespace(name="cheap")], cost_model="provisioned",
                                limits=SimpleNamespace(gpus_per_replica=[1], max_replicas=8))
     [run] = savings.sized_uniform_runs(scenario, "trace", SimpleNamespace(gpus=1), df=None,

@@ -92,7 +92,8 @@ def test_a_length_only_trace_error_gives_a_recipe_a_scenario_can_run(tmp_path, c
         f"Error: {lengths}: has token lengths but no arrival times; use it with synthetic "
         "arrivals: write tiersim.workload.synthetic.poisson_arrivals(tiersim.trace.load_lengths"
         "(path), rate_rps, numpy.random.default_rng(seed)).to_parquet(FILE) and name FILE as "
-        "the scenario's trace.path\n")
+        "the scenario's trace.path, or give its lengths a logged trace's arrival times "
+        "(tiersim/traces/README.md, \"Token lengths at a logged trace's arrival times\")\n")
     file = tmp_path / "arrivals.parquet"
     tiersim.workload.synthetic.poisson_arrivals(
         tiersim.trace.load_lengths(lengths), 2.0, numpy.random.default_rng(0)).to_parquet(file)

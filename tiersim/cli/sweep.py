@@ -62,7 +62,8 @@ def sweep(
                   table=False)  # the table is in sweep.parquet: not read back whole
     except (KeyboardInterrupt, SystemExit) as stop:
         if stopped_by_signal(stop):
-            known = tally is not None and tally.total > 0  # the grid and the folder read
+            # the grid and the folder read, or a point this sweep stored
+            known = tally is not None and (tally.total > 0 or tally.stored > 0)
             say_interrupted(interrupted_line(out, *((
                 tally.stored_on_disk(), tally.earlier, tally.total) if known else (0,)),
                 found=0 if known else point_files(out)))
