@@ -84,6 +84,17 @@ def write_yaml(path: Path, doc: dict) -> Path:
     return path
 
 
+def agentic_file(folder: Path, tasks: int = 60, **slo) -> Path:
+    """The bundled agentic.yaml with ``tasks`` generated agent tasks and ``slo`` keys set,
+    written to ``folder/s.yaml``."""
+    doc = yaml.safe_load((REPO / "tiersim" / "scenarios" / "agentic.yaml").read_text())
+    doc["workload"]["sessions"]["generate"]["tasks"] = tasks
+    doc["slo"].update(slo)
+    path = folder / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
 def write_frame(df, path: Path) -> Path:
     """Write ``df`` as the trace format its suffix names (``.csv``, ``.jsonl``, else Parquet)
     and return the path."""

@@ -17,28 +17,16 @@ last finish per ``session_id``) 58.94, 64.03, 77.89 s.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
-from conftest import TINY, run_cli
-
-AGENTIC = Path(__file__).resolve().parent.parent / "tiersim" / "scenarios" / "agentic.yaml"
-
-
-def _agentic(folder: Path) -> Path:
-    doc = yaml.safe_load(AGENTIC.read_text())
-    doc["workload"]["sessions"]["generate"]["tasks"] = 60
-    doc["slo"]["session_p99_s"] = 60
-    path = folder / "s.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+from conftest import TINY, agentic_file, run_cli
 
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
     folder = tmp_path_factory.mktemp("seeds")
-    out = run_cli("plan", str(_agentic(folder)), "--slo-e2e-p99", "10", "--check-seeds", "2",
+    path = agentic_file(folder, session_p99_s=60)
+    out = run_cli("plan", str(path), "--slo-e2e-p99", "10", "--check-seeds", "2",
                   "--out", str(folder / "p"))
     assert out.returncode == 0, out.stderr
     return folder / "p", out.stdout
@@ -101,8 +89,9 @@ def test_a_plan_without_the_limits_reads_and_prints_as_before(tmp_path):
 
 
 def test_the_robust_line_names_the_seed_of_the_worst_end_to_end_and_task_p99(tmp_path):
-    out = run_cli("plan", str(_agentic(tmp_path)), "--slo-e2e-p99", "10", "--slo-session-p99",
-                  "80", "--check-seeds", "2", "--robust", "--out", str(tmp_path / "p"))
+    path = agentic_file(tmp_path, session_p99_s=60)
+    out = run_cli("plan", str(path), "--slo-e2e-p99", "10", "--slo-session-p99", "80",
+                  "--check-seeds", "2", "--robust", "--out", str(tmp_path / "p"))
     assert out.returncode == 0, out.stderr
     assert ("  robust (--robust): sized for seeds 0, 1, 2, each design and uniform fleet held "
             "to the SLOs at every one; figures are the worst over them: p99 TTFT at seed 0, p99 "

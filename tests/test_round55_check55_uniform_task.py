@@ -18,28 +18,15 @@ over), the routed FP8 1 + BF16 1 69.57 s.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
-from conftest import run_cli
-
-AGENTIC = Path(__file__).resolve().parent.parent / "tiersim" / "scenarios" / "agentic.yaml"
-
-
-def _agentic(folder: Path, **slo) -> Path:
-    doc = yaml.safe_load(AGENTIC.read_text())
-    doc["workload"]["sessions"]["generate"]["tasks"] = 60
-    doc["slo"].update(slo)
-    path = folder / "s.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+from conftest import agentic_file, run_cli
 
 
 @pytest.fixture(scope="module")
 def run_both(tmp_path_factory):
     folder = tmp_path_factory.mktemp("uniform_task")
-    out = run_cli("run", str(_agentic(folder, e2e_p99_s=30, session_p99_s=60)), "--out",
+    out = run_cli("run", str(agentic_file(folder, e2e_p99_s=30, session_p99_s=60)), "--out",
                   str(folder / "out"))
     assert out.returncode == 0, out.stderr
     return folder / "out", out.stdout
@@ -77,7 +64,7 @@ def test_a_task_limit_alone_gives_the_task_latency_alone():
 
 
 def test_a_run_without_a_task_limit_gives_no_task_figure(tmp_path):
-    out = run_cli("run", str(_agentic(tmp_path, e2e_p99_s=30)), "--out", str(tmp_path / "o"),
+    out = run_cli("run", str(agentic_file(tmp_path, e2e_p99_s=30)), "--out", str(tmp_path / "o"),
                   "--no-report")
     assert out.returncode == 0, out.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -87,7 +74,7 @@ def test_a_run_without_a_task_limit_gives_no_task_figure(tmp_path):
 
 
 def test_the_plans_p99_line_gives_it(tmp_path):
-    out = run_cli("plan", str(_agentic(tmp_path, session_p99_s=60)), "--slo-e2e-p99", "10",
+    out = run_cli("plan", str(agentic_file(tmp_path, session_p99_s=60)), "--slo-e2e-p99", "10",
                   "--check-seeds", "0", "--no-report", "--out", str(tmp_path / "p"))
     assert out.returncode == 0, out.stderr
     assert ("  p99 TTFT / TPOT / end-to-end / task latency (SLOs 2.00 s / 100 ms / 10.0 s / "

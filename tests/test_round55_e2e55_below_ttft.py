@@ -11,21 +11,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
-import yaml
-from conftest import run_cli
-
-AGENTIC = Path(__file__).resolve().parent.parent / "tiersim" / "scenarios" / "agentic.yaml"
-
-
-def _scenario(folder: Path, slo: dict) -> Path:
-    doc = yaml.safe_load(AGENTIC.read_text())
-    doc["workload"]["sessions"]["generate"]["tasks"] = 10
-    doc["slo"].update(slo)
-    path = folder / "s.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+from conftest import agentic_file, run_cli
 
 
 def _notes(e2e, ttft, source="s.yaml"):
@@ -48,7 +35,7 @@ def test_only_a_limit_below_is_noted():
 
 
 def test_a_run_notes_it_once_in_console_and_summary(tmp_path):
-    path = _scenario(tmp_path, {"ttft_p99_s": 40, "e2e_p99_s": 30})
+    path = agentic_file(tmp_path, 10, ttft_p99_s=40, e2e_p99_s=30)
     out = run_cli("run", str(path), "--out", str(tmp_path / "o"))
     assert out.returncode == 0, out.stderr
     line = (f"note: {path}: slo.e2e_p99_s 30.0 is below slo.ttft_p99_s 40.0, so the TTFT limit "
@@ -62,7 +49,7 @@ def test_a_run_notes_it_once_in_console_and_summary(tmp_path):
 
 
 def test_a_plan_names_the_option_and_notes_it_with_no_fleet_planned(tmp_path):
-    path = _scenario(tmp_path, {})
+    path = agentic_file(tmp_path, 10)
     out = run_cli("plan", str(path), "--slo-e2e-p99", "1.5", "--check-seeds", "0",
                   "--out", str(tmp_path / "p"))
     assert out.stdout.startswith("no fleet meets the constraints")

@@ -11,29 +11,16 @@ refused in one line. Every latency here is modelled (the session generator's 60 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from conftest import TINY, run_cli
-
-AGENTIC = Path(__file__).resolve().parent.parent / "tiersim" / "scenarios" / "agentic.yaml"
-
-
-def _agentic(folder: Path, limit: float) -> Path:
-    doc = yaml.safe_load(AGENTIC.read_text())
-    doc["workload"]["sessions"]["generate"]["tasks"] = 60
-    doc["slo"]["session_p99_s"] = limit
-    path = folder / "s.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+from conftest import TINY, agentic_file, run_cli
 
 
 @pytest.fixture(scope="module")
 def run_60(tmp_path_factory):
     folder = tmp_path_factory.mktemp("session_run")
-    out = run_cli("run", str(_agentic(folder, 60)), "--out", str(folder / "out"))
+    out = run_cli("run", str(agentic_file(folder, session_p99_s=60)), "--out", str(folder / "out"))
     assert out.returncode == 0, out.stderr
     return folder / "out", out.stdout
 
@@ -62,8 +49,8 @@ def test_a_run_over_the_task_limit_misses_its_slos(run_60):
 
 
 def test_a_plan_sizes_to_the_task_limit_and_its_run_agrees(tmp_path):
-    out = run_cli("plan", str(_agentic(tmp_path, 60)), "--check-seeds", "0", "--out",
-                  str(tmp_path / "p"))
+    path = agentic_file(tmp_path, session_p99_s=60)
+    out = run_cli("plan", str(path), "--check-seeds", "0", "--out", str(tmp_path / "p"))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "  session_p99_s: 58.9 vs limit 60" in lines
