@@ -532,7 +532,7 @@ def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) 
     """Cost of serving a request on a tier, in USD, in the cost model in force: its fixed
     price per request under ``fixed_per_request``, else the engine replica's price for the
     replica-seconds the requests of ``mix`` take on average on the tier's step model at the
-    decode batch a replica receiving ``mix.rate`` requests a second runs
+    decode batch and prompt packing a replica receiving ``mix.rate`` requests a second runs
     (:func:`request_seconds`); 0 for a mix of no request, NaN
     without a mix (not priced yet). A per-request price the ``provisioned`` and
     ``attributed`` ledgers ignore does not steer routing. It was the price of one reference
@@ -557,11 +557,15 @@ def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) 
 def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
                     rate: float = 0.0, num_blocks: int = 0, extra: int = 0) -> np.ndarray:
     """Replica-seconds each request of ``mix`` takes on one engine replica of step model
-    ``model`` receiving ``rate`` requests a second: its prompt prefilled alone, in chunks of
+    ``model`` receiving ``rate`` requests a second: its prompt's prefill, alone in chunks of
     the scheduler's ``max_num_batched_tokens`` (each chunk one step, beside the prompt's
-    earlier chunks in the cache), plus its output tokens on the tier (``multiplier``
-    applied, at least one) each a share of a pure-decode step of the replica's decode batch
-    (:func:`decode_batch`) at its mean context (prompt plus half its output). The batch is
+    earlier chunks in the cache) while the replica prefills prompts faster than they come,
+    else a share of the steps that pack the prompts waiting together under that budget
+    (:func:`prefill_packing`, :class:`PrefillSteps`), plus its output tokens on the tier
+    (``multiplier`` applied, at least one) each a share of a pure-decode step of the
+    replica's decode batch (:func:`decode_batch`) at its mean context (prompt plus half its
+    output); where the prompts are packed the replica prefills all the time, so that batch
+    is at its cap (the load is more than it can take one prompt at a time). The batch is
     capped by :func:`batch_cap`: ``max_num_seqs``, and the sequences of the mix's mean
     length a replica of ``num_blocks`` KV blocks holds (0: not known, no such cap; ``extra``:
     draft token slots each sequence holds beside its own). Neither a
@@ -569,18 +573,12 @@ def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
     the same requests."""
     from tiersim.routing.capability import output_on_tier
 
-    chunk = max(1, int(limits.max_num_batched_tokens))
-    seen: dict[int, float] = {}
-    prefill = np.empty(len(mix.prompt))
-    for i, tokens in enumerate(mix.prompt.tolist()):
-        if tokens not in seen:
-            seen[tokens] = sum(model.step_time(StepShape(
-                prefill_chunks=((min(chunk, tokens - start), start),)))
-                for start in range(0, tokens, chunk))
-        prefill[i] = seen[tokens]
+    budget = max(1, int(limits.max_num_batched_tokens))
     output = output_on_tier(mix.output, multiplier).astype(np.float64)
     step = DecodeSteps(model, mix.prompt + output / 2.0)
     cap = batch_cap(limits, num_blocks, float(np.mean(mix.prompt + output)), extra)
+    steps = PrefillSteps(model, mix.prompt, budget)
+    prefill = steps.cost(prefill_packing(rate, steps, packing_cap(budget, mix.prompt, cap)))
     seqs = decode_batch(rate, prefill, output, step, cap, mix.arrivals)
     return prefill + output * step(seqs) / seqs
 
@@ -623,6 +621,87 @@ class DecodeSteps:
         if frac <= 0.0:
             return self.whole(low)
         return self.whole(low) + frac * (self.whole(low + 1) - self.whole(low))
+
+
+class PrefillSteps:
+    """Seconds the prompts of a mix take in prefill when ``n`` prompts like each are prefilled
+    together, under the scheduler's token ``budget`` a step (``max_num_batched_tokens``): each
+    step holds ``n`` chunks of ``budget // n`` tokens (the prompt's earlier chunks in the
+    cache), so the ``n`` prompts finish together after :meth:`held` seconds and each takes
+    :meth:`cost`, a ``n``-th of them. ``n`` 1: each prompt alone in chunks of the budget, as
+    the price was until round 56. A count between two whole ones is read on the straight
+    line between them. Each (length, whole count) is asked of the step model once."""
+
+    def __init__(self, model: Any, prompt: np.ndarray, budget: int) -> None:
+        self.model = model
+        self.prompt = np.asarray(prompt, dtype=np.int64)
+        self.budget = max(1, int(budget))
+        self._at: dict[int, np.ndarray] = {}
+
+    def _together(self, tokens: int, count: int) -> float:
+        """Seconds of the steps that prefill ``count`` prompts of ``tokens`` tokens together."""
+        chunk = max(1, self.budget // count)
+        return sum(self.model.step_time(StepShape(
+            prefill_chunks=((min(chunk, tokens - start), start),) * count))
+            for start in range(0, tokens, chunk))
+
+    def whole(self, count: int) -> np.ndarray:
+        """:meth:`held` at a whole ``count`` of prompts (cached)."""
+        if count not in self._at:
+            seen: dict[int, float] = {}
+            held = np.empty(len(self.prompt))
+            for i, tokens in enumerate(self.prompt.tolist()):
+                if tokens not in seen:
+                    seen[tokens] = self._together(tokens, count)
+                held[i] = seen[tokens]
+            self._at[count] = held
+        return self._at[count]
+
+    def held(self, count: float) -> np.ndarray:
+        """Seconds each prompt is in prefill where ``count`` prompts (at least 1) share its
+        steps: the steps' whole time."""
+        low = int(np.floor(count))
+        frac = count - low
+        if frac <= 0.0:
+            return self.whole(low)
+        return self.whole(low) + frac * (self.whole(low + 1) - self.whole(low))
+
+    def cost(self, count: float) -> np.ndarray:
+        """Replica-seconds each prompt's prefill takes where ``count`` prompts share its steps:
+        :meth:`held` over ``count`` (exactly the time alone at 1)."""
+        return self.held(count) / count
+
+
+def packing_cap(budget: int, prompt: np.ndarray, cap: int) -> float:
+    """The most prompts :func:`prefill_packing` packs into a step: as many of the mix's mean
+    ``prompt`` as one step's token ``budget`` holds, at most ``cap`` (:func:`batch_cap`: a
+    prompt in prefill holds its KV blocks too) and at least 1."""
+    mean = float(np.mean(prompt)) if len(prompt) else 0.0
+    most = budget / mean if mean > 0.0 else 1.0
+    return max(1.0, min(float(cap), most))
+
+
+def prefill_packing(rate: float, steps: PrefillSteps, most: float) -> float:
+    """Prompts a replica receiving ``rate`` requests a second prefills together: 1 while it
+    prefills them faster than they come one at a time (``rate`` x a prompt's mean seconds
+    alone at most 1: each finds the replica's prefill free, and the price is the one it had
+    before round 56, to the bit), else the ``n`` where the prompts that arrive while ``n``
+    are prefilled together (``rate x`` :meth:`PrefillSteps.held` at ``n``, on average) are
+    ``n`` again: back-to-back packed rounds, the replica all the time prefilling, as the
+    engine packs the waiting prompts into one step's token budget. At most ``most``
+    (:func:`packing_cap`: the step's budget is full; the load is more than the replica can
+    take). The held time grows with ``n``, so from 1 each round is no less than the last and
+    they rise to the least fixed point; they stop as :func:`decode_batch`'s do (a move under
+    a millionth, the cap, or :data:`BATCH_ROUNDS`). Deterministic: no draw."""
+    count = 1.0
+    if rate <= 0.0 or not len(steps.prompt):
+        return count
+    for _ in range(BATCH_ROUNDS):
+        nxt = min(most, max(1.0, rate * float(np.mean(steps.held(count)))))
+        if nxt - count <= 1e-6 * count:
+            return nxt
+        count = nxt
+    return count
 
 
 def busy_batch(load: float) -> float:
