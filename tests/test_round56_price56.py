@@ -21,6 +21,8 @@ a little room either side; the prompts-alone price is far outside it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -173,3 +175,20 @@ def test_the_engine_check_is_priced_within_the_band(tmp_path):
         _, run_cost, price, *_ = _run_and_price(tmp_path, utilization)
         assert 0.95 <= price / run_cost <= 1.10, utilization
         assert price / run_cost == pytest.approx(level, abs=0.005), utilization
+
+
+def test_the_price_is_continuous_and_never_rises_with_the_load():
+    """Over a prompt mix on tiny's BF16 tier (roofline, modelled) the price falls as the
+    load rises, and crosses the threshold (a replica prefilling alone all the time) without
+    a jump: packing starts at 1 prompt a round there."""
+    from test_round55_price55_kv import _tiny_tier
+
+    from tiersim.inputs import cost_weight
+
+    tier, mix = _tiny_tier(0.47, 1.0)
+    alone = float(np.mean(PrefillSteps(tier.step_model, mix.prompt, 8192).held(1)))
+    shares = (0.5, 0.9, 1.0, 1.0 + 1e-7, 1.01, 1.2, 1.5, 2.0, 5.0)
+    prices = [cost_weight(tier, "attributed", replace(mix, rate=s / alone)) for s in shares]
+    assert all(b <= a for a, b in zip(prices, prices[1:]))
+    assert prices[3] == pytest.approx(prices[2], rel=1e-5)
+    assert prices[-1] / prices[2] == pytest.approx(6.049 / 8.297, rel=1e-3)
