@@ -227,9 +227,11 @@ def test_the_robust_plan_says_what_is_no_worst_figure(routed_robust):
     272 (BF16, seed 4's 81.9 %): 604 of a 332-request trace; the seed check holds at both."""
     out, folder = routed_robust
     lines = out.splitlines()
+    # round 56 (plan56): the seeds' runs differ by their drain, so the line names the one
+    # whose cost it gives
     assert lines[0].endswith(": fp8+bf16: fp8=3x1 GPU, bf16=2x1 GPU; cost 0.0819 USD "
-                             "(provisioned) over the run's 29 s, 10.0 USD/hour provisioned "
-                             "(GPUs x USD/GPU-hour)")
+                             "(provisioned) over seed 3's run of 29 s (the costliest seed's), "
+                             "10.0 USD/hour provisioned (GPUs x USD/GPU-hour)")
     assert lines[2] == ROBUST_SAID
     assert "    meets the SLOs and the accuracy floor at 2 of 2 seeds (3, 4)" in lines
     data = json.loads((folder / "plan.json").read_text())

@@ -215,6 +215,8 @@ class RobustRow(TypedDict):
     accuracy: float | None
     dropped: int
     cost_usd: float | None
+    duration_s: NotRequired[float | None]
+    """The run's length there, the one its ``cost_usd`` is of (absent before round 56)."""
     cost_per_hour_usd: float | None
     missed: list[str]
     shares: dict[str, float | None]

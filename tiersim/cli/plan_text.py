@@ -55,10 +55,7 @@ def format_plan(result: PlanResult, quality=None) -> str:
     sizes = ", ".join(f"{t}={r}x{chosen.get('gpus_per_replica', {}).get(t, 1)} GPU"
                       f"{split_words(r, _prefill(chosen, t), _techniques(chosen, t))}"
                       for t, r in by_planned_tier(chosen, "replicas"))
-    span = chosen.get("duration_s")  # what the cost is of (fresh55a: "cost 4.84 USD" of what?)
-    # whole seconds from 10 s; below, 3 significant figures (a 0.71 s run read "1 s")
-    over = ("" if not isinstance(span, int | float) else
-            f" over the run's {span:,.0f} s" if span >= 10 else f" over the run's {_num(span)} s")
+    over = _over_words(chosen.get("duration_s"), result.robust)
     lines = [f"plan ({head}): {chosen.get('design')}: {sizes}; cost "
              f"{_num(chosen.get('cost_usd'))} USD ({chosen.get('cost_model', '-')}){over}, "
              f"{_num(chosen.get('cost_per_hour_usd'))} USD/hour provisioned "
@@ -102,6 +99,24 @@ def format_plan(result: PlanResult, quality=None) -> str:
 
     lines += seed_check_lines(result.seed_check, result.current)
     return "\n".join(lines)
+
+
+def _over_words(span, robust: dict | None) -> str:
+    """What the plan's cost is of (fresh55a: "cost 4.84 USD" of what?): " over the run's
+    347 s", whole seconds from 10 s, below that 3 significant figures (a 0.71 s run read "1
+    s"). Under ``--robust`` where the seeds' runs differ in cost or length, the seed whose run
+    it is, the costliest (:func:`tiersim.plan.robust.worst_outcome`): " over seed 4's run of
+    29 s (the costliest seed's)"; before round 56 the cost was the costliest seed's and the
+    length the longest seed's, two runs on one line. "" without a length."""
+    if not isinstance(span, int | float):
+        return ""
+    length = f"{span:,.0f}" if span >= 10 else _num(span)
+    rows = (robust or {}).get("per_seed") or []
+    seed = ((robust or {}).get("worst_seed") or {}).get("cost_usd")
+    pairs = {(r.get("cost_usd"), r.get("duration_s")) for r in rows}
+    if seed is None or len(pairs) < 2 or any(r.get("duration_s") is None for r in rows):
+        return f" over the run's {length} s"  # one run (or a plan.json before round 56)
+    return f" over seed {seed}'s run of {length} s (the costliest seed's)"
 
 
 def _p99_lines(chosen: dict, result: PlanResult) -> list[str]:

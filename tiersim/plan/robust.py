@@ -66,23 +66,38 @@ def _worst_tier(tiers: list[TierOutcome]) -> TierOutcome:
                    e2e_p99_s=_worst([t.e2e_p99_s for t in tiers], max))
 
 
+def costliest_key(o) -> tuple[float, float]:
+    """How a robust plan picks the seed whose run its cost is of: the highest cost over the
+    trace, of equal costs the longest run (``o``: an :class:`Outcome`, or a ``per_seed`` row's
+    ``cost_usd`` and ``duration_s`` read as one)."""
+    if isinstance(o, dict):
+        return (o["cost_usd"], o.get("duration_s") or 0.0)
+    return (o.cost_usd, o.duration_s)
+
+
 def worst_outcome(outcomes: list[Outcome]) -> Outcome:
     """The worst of one fleet's outcomes at several seeds, figure by figure (the module
-    docstring): it meets a limit exactly when each of them does."""
+    docstring): it meets a limit exactly when each of them does. The cost over the trace, the
+    run's length (``duration_s``) and its attributed cost are one seed's, the costliest
+    (:func:`costliest_key`), so "cost X over the run's N s" is the cost of that run: a worst
+    cost beside another seed's longer run (under the attributed cost model, where a run's cost
+    is its busy time, not its length) paired two runs. Under provisioned cost, one USD/hour at
+    every seed, the costliest run is the longest, as before."""
     first = outcomes[0]
     if len(outcomes) == 1:
         return first
     names = list(first.tiers)
+    costliest = max(outcomes, key=costliest_key)  # its cost and the run it is the cost of
     return Outcome(
         ttft_p99_s=_worst([o.ttft_p99_s for o in outcomes], max),
         tpot_p99_s=_worst([o.tpot_p99_s for o in outcomes], max),
         dropped=max(o.dropped for o in outcomes),
         accuracy=_worst([o.accuracy for o in outcomes], min),  # None: no request reached
-        cost_usd=max(o.cost_usd for o in outcomes),
+        cost_usd=costliest.cost_usd,
         cost_per_hour_usd=max(o.cost_per_hour_usd for o in outcomes),
-        duration_s=max(o.duration_s for o in outcomes),
+        duration_s=costliest.duration_s,
         tiers={n: _worst_tier([o.tiers[n] for o in outcomes if n in o.tiers]) for n in names},
-        attributed_cost_usd=_worst([o.attributed_cost_usd for o in outcomes], max),
+        attributed_cost_usd=costliest.attributed_cost_usd,
         e2e_p99_s=_worst([o.e2e_p99_s for o in outcomes], max),
         session_p99_s=_worst([o.session_p99_s for o in outcomes], max))
 
@@ -232,6 +247,7 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
             found.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s,
                           "tpot_p99_s": o.tpot_p99_s, **held_figures(o, c), "accuracy": o.accuracy,
                           "dropped": o.dropped, "cost_usd": o.cost_usd,
+                          "duration_s": o.duration_s,
                           "cost_per_hour_usd": o.cost_per_hour_usd,
                           "missed": [k for k, m in in_margin_order(margins(o, c))
                                      if not m["met"]],
@@ -243,6 +259,7 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
     out["per_seed"] = per_seed
     written = plain(per_seed)  # the figures as plan.json holds them
     out["worst_seed"] = {key: _worst_at(written, key, pick) for key, pick in WORST.items()}
+    out["worst_seed"]["cost_usd"] = _costliest_at(per_seed)  # the seed worst_outcome took
     out["worst_seed"].update({key: _worst_at(written, key, max) for key, _ in HELD_P99S
                               if key in per_seed[0]})  # held: where their limits are set
     base = _baseline(result)
@@ -287,6 +304,14 @@ def _baseline(result) -> dict[str, Any] | None:
     label = ((result.plan or {}).get("savings") or {}).get("baseline_uniform_design")
     return next((u for u in result.uniform if u.get("design") == label
                  and u.get("replicas")), None)
+
+
+def _costliest_at(rows: list[dict[str, Any]]) -> int:
+    """The seed whose run the plan's cost and ``duration_s`` are: the first costliest of
+    ``rows`` (:func:`costliest_key`, on the figures as simulated, as :func:`worst_outcome`
+    picks it)."""
+    top = max(map(costliest_key, rows))
+    return next(r["seed"] for r in rows if costliest_key(r) == top)
 
 
 def _worst_at(rows: list[dict[str, Any]], key: str, pick) -> int | None:
