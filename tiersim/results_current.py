@@ -34,8 +34,7 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
     from tiersim.results import accuracy_name, percent_as_given, percent_text
     from tiersim.results import figure_text as fmt
 
-    fleet = " + ".join(f"{t} {current['replicas'][t]} x {current['gpus_per_replica'][t]} GPU"
-                       for t in current["tiers"])
+    fleet = fleet_words(current)
     p99 = (f"p99 TTFT / TPOT (SLOs {fmt(constraints.get('ttft_p99_s'), ' s')} / "
            f"{fmt(constraints.get('tpot_p99_s'), ' ms', 1e3)}) "
            f"{fmt(current.get('ttft_p99_s'), ' s')} / {fmt(current.get('tpot_p99_s'), ' ms', 1e3)}")
@@ -55,6 +54,27 @@ def today_words(current: dict[str, Any], constraints: dict[str, Any]) -> str:
             f"{_seeds_words(current.get('seeds') or [])}: "
             f"{fmt(current.get('cost_per_hour_usd'))} USD/hour provisioned; {p99}; "
             f"{acc}: {_met_words(current, floor)}")
+
+
+def fleet_words(current: dict[str, Any]) -> str:
+    """Today's fleet as the plan's line and the report name it: "bf16 5 x 2 GPU", each tier's
+    replicas and GPUs per replica, and a disaggregated tier's prefill/decode split as it ran
+    (plan.json ``current.prefill``, the scenario's split): "bf16 5 x 2 GPU (1P 4D)", as the
+    plan's own line gives its split (:func:`tiersim.results_savings.split_words`). Before
+    round 56 the split was named nowhere."""
+    from tiersim.results_savings import split_words as split_of
+
+    prefill = current.get("prefill") or {}
+    return " + ".join(f"{t} {current['replicas'][t]} x {current['gpus_per_replica'][t]} GPU"
+                      f"{split_of(current['replicas'][t], prefill.get(t))}"
+                      for t in current["tiers"])
+
+
+def prefill_record(split: dict[str, int | None]) -> dict[str, Any]:
+    """plan.json ``current.prefill``: ``split``, each tier's prefill replicas as today's fleet
+    ran it (None for a tier served aggregated); ``{}`` where no tier of today's fleet is split,
+    so the key is written only where one is and a plain fleet's ``current`` is as before."""
+    return {"prefill": dict(split)} if any(p is not None for p in split.values()) else {}
 
 
 def _seeds_words(seeds: list[int]) -> str:
@@ -188,5 +208,5 @@ def _part(saved: float) -> str:
     return f"saves {figure_text(saved)} USD/hour"
 
 
-__all__ = ["SPLIT_KEYS", "current_lines", "saving_words", "split_record", "split_words",
-           "today_words"]
+__all__ = ["SPLIT_KEYS", "current_lines", "fleet_words", "prefill_record", "saving_words",
+           "split_record", "split_words", "today_words"]

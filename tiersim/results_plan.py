@@ -250,6 +250,9 @@ class CurrentFleet(TypedDict):
     tiers: list[str]
     replicas: dict[str, int]
     gpus_per_replica: dict[str, int]
+    prefill: NotRequired[dict[str, int | None]]
+    """A disaggregated tier's prefill replicas as today's fleet ran it (the scenario's split;
+    null for a tier served aggregated), given only where a tier of it is split (round 56)."""
     cost_usd: float
     cost_per_hour_usd: float
     duration_s: float
@@ -478,13 +481,7 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     if not current["seeds"] or any(k < 0 or k > 2**63 - 1 for k in current["seeds"]):
         raise bad("seeds", "must be the seeds it was simulated at (the plan's, and under "
                   "--robust those after it)", current["seeds"])
-    tiers = current["tiers"]
-    for key in ("replicas", "gpus_per_replica"):
-        if sorted(current[key]) != sorted(tiers) or not tiers:
-            raise bad(key, f"must give each of its tiers {json_written(tiers)}", current[key])
-        for tier, n in current[key].items():
-            if n < 1:
-                raise bad(f"{key}.{tier}", "must be 1 or more", n)
+    _check_today_fleet(current, bad)
     hours = current["hours_per_month"]
     if not 0 < hours <= 744:
         raise bad("hours_per_month", "must be above 0 and at most 744", hours)
@@ -517,6 +514,46 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     if month is None or not math.isclose(month, per_hour * hours, rel_tol=1e-8, abs_tol=1e-9):
         raise bad("vs_current_per_month_usd", "must be vs_current_per_hour_usd times "
                   "hours_per_month", month)
+
+
+def _check_today_fleet(current: dict[str, Any], bad) -> None:
+    """``bad(key, what, value)``'s ValueError for the first part of today's fleet in a plan's
+    ``current`` that no plan writes: where it was given other than ``plan.current`` or
+    ``--current``; its maps over other tiers than its ``tiers``; replicas or GPUs per replica
+    outside what a scenario may give (1 to :data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING`
+    replicas, 1 to :data:`~tiersim.scenario_models.MAX_GPUS_PER_REPLICA` GPUs; until round 56
+    2^70 of either was read and printed); a ``design`` other than its tiers' label; a
+    prefill count that leaves a split tier no decode replica; more dropped requests than a
+    run counts (int64)."""
+    from tiersim.errors import json_written
+    from tiersim.scenario_models import MAX_GPUS_PER_REPLICA, MAX_REPLICAS_CEILING
+
+    if current["given"] not in ("plan.current", "--current"):
+        raise bad("given", 'must be "plan.current" or "--current" (where today\'s fleet was '
+                  "named)", current["given"])
+    tiers = current["tiers"]
+    most = {"replicas": MAX_REPLICAS_CEILING, "gpus_per_replica": MAX_GPUS_PER_REPLICA}
+    for key in ("replicas", "gpus_per_replica"):
+        if sorted(current[key]) != sorted(tiers) or not tiers:
+            raise bad(key, f"must give each of its tiers {json_written(tiers)}", current[key])
+        for tier, n in current[key].items():
+            if not 1 <= n <= most[key]:
+                raise bad(f"{key}.{tier}", f"must be a whole number from 1 to {most[key]:,} "
+                          "(what a scenario may give)", n)
+    gpus = current["gpus_per_replica"]
+    label = "+".join(t if gpus[t] == 1 else f"{t}@{gpus[t]}" for t in tiers)
+    if current["design"] != label:
+        raise bad("design", f"must be its tiers' label {json_written(label)}", current["design"])
+    prefill = current.get("prefill")
+    if prefill is not None:
+        if sorted(prefill) != sorted(tiers):
+            raise bad("prefill", f"must give each of its tiers {json_written(tiers)}", prefill)
+        for tier, n in prefill.items():
+            if n is not None and not 1 <= n < current["replicas"][tier]:
+                raise bad(f"prefill.{tier}", "must be null (served aggregated) or from 1 to "
+                          f"{current['replicas'][tier] - 1} (its replicas less a decode one)", n)
+    if current["dropped"] > 2**63 - 1:
+        raise bad("dropped", f"must be at most {2**63 - 1} (a run's count)", current["dropped"])
 
 
 def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,

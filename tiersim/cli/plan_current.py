@@ -251,7 +251,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     time_words`)."""
     from tiersim.plan.constraints import _missed, verdict
     from tiersim.results import reaches_floor
-    from tiersim.results_current import split_record
+    from tiersim.results_current import prefill_record, split_record
 
     t0 = time.perf_counter()
     design, replicas = design_of(today)
@@ -277,6 +277,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "tiers": list(design.tiers),
         "replicas": dict(replicas),
         "gpus_per_replica": {t.tier: t.gpus_per_replica for t in today.tiers},
+        **prefill_record({t.tier: today_prefill(evaluator, t) for t in today.tiers}),
         "cost_usd": o.cost_usd,
         "cost_per_hour_usd": rate,
         "duration_s": o.duration_s,
@@ -300,5 +301,18 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     }
 
 
+def today_prefill(evaluator, tier: TodayTier) -> int | None:
+    """The prefill replicas ``tier`` of today's fleet runs at: the scenario's split, carried
+    in proportion where today's replicas differ (:meth:`tiersim.fleet.BuiltTier.spec`, the
+    split :meth:`tiersim.plan.evaluate.SimEvaluator.as_configured` simulates it at); None for
+    a tier served aggregated (no ``disaggregation`` block, or one replica), and for an
+    evaluator that builds no tiers (a test's stand-in)."""
+    built = getattr(evaluator, "built", None)
+    if built is None:
+        return None
+    split = built(tier.tier, tier.gpus_per_replica).spec(tier.replicas).disagg
+    return None if split is None else split.prefill
+
+
 __all__ = ["FLAG", "HOURS_FLAG", "Today", "TodayTier", "check_today", "current_record",
-           "design_of", "parse_current", "today_fleet"]
+           "design_of", "parse_current", "today_fleet", "today_prefill"]

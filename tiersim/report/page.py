@@ -1070,14 +1070,13 @@ def current_section(plan: PlanResult) -> str:
     plan's saving against it per hour and per month, that saving split into right-sizing and
     the plan's design (or why not), in the words the plan's console gives
     (:func:`tiersim.results_current.current_lines`); nothing where no fleet was named."""
-    from tiersim.results_current import saving_words, split_words, today_words
+    from tiersim.results_current import fleet_words, saving_words, split_words, today_words
 
     current = plan.current
     if not current:
         return ""
     c = plan.constraints
-    fleet = " + ".join(f"{t} {current['replicas'][t]} x {current['gpus_per_replica'][t]} GPU"
-                       for t in current["tiers"])
+    fleet = fleet_words(current)
     hours = current.get("hours_per_month")
     rows = [["today's fleet", f"{fleet} ({current.get('given')})"],
             ["its cost (USD per hour, provisioned)", current.get("cost_per_hour_usd")],
