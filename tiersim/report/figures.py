@@ -52,14 +52,16 @@ def _tier_color(data: ReportData, tier) -> str:
 
 
 def _slo(data: ReportData) -> dict[str, float]:
-    """The scenario's SLOs (``ttft_p99_s``, ``tpot_p99_s``), where given."""
+    """The scenario's SLOs (``ttft_p99_s``, ``tpot_p99_s``, and ``e2e_p99_s`` where set),
+    where given."""
     run = data.run
     slo = {"ttft_p99_s": run.slo_ttft_p99_s if run else None,
            "tpot_p99_s": run.slo_tpot_p99_s if run else None,
+           "e2e_p99_s": run.slo_e2e_p99_s if run else None,
            **((data.scenario or {}).get("slo") or {}), **((data.plan.constraints if data.plan
                                                            is not None else None) or {})}
     return {k: float(v) for k, v in slo.items()
-            if k in ("ttft_p99_s", "tpot_p99_s") and v is not None}
+            if k in ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s") and v is not None}
 
 
 # --------------------------------------------------------------------------- latency (run)
@@ -114,23 +116,33 @@ def latency_cdfs(data: ReportData) -> Panel | None:
                  "tier it escalated to), as in the p99 bars.")
 
 
+P99_BARS = (("ttft_p99_s", "TTFT p99", "p99 time to first token (s)"),
+            ("tpot_p99_s", "TPOT p99", "p99 time per output token (s)"),
+            ("e2e_p99_s", "end-to-end p99", "p99 end-to-end time (s)"))
+"""The p99 bars per tier: (summary field, panel title, axis title); the end-to-end one only
+where the run has it (its tiers' ``e2e_p99_s``, written where it holds ``slo.e2e_p99_s``)."""
+
+
 def p99_per_tier(data: ReportData) -> Panel | None:
-    """Bar chart of p99 TTFT and TPOT per tier from the summary, with the SLO lines."""
+    """Bar chart of p99 TTFT and TPOT per tier from the summary, and end-to-end where the run
+    has it (round 56: before, a run holding ``slo.e2e_p99_s`` showed no bar of it), with the
+    SLO lines where set."""
     if data.run is None or not data.run.tiers:
         return None
     tiers = data.run.tiers
     names = [t.name for t in tiers]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT p99", "TPOT p99"))
-    for col, metric in enumerate(("ttft_p99_s", "tpot_p99_s"), start=1):
+    shown = [bar for bar in P99_BARS if bar[0] != "e2e_p99_s"
+             or any(t.e2e_p99_s is not None for t in tiers)]
+    fig = make_subplots(rows=1, cols=len(shown), subplot_titles=[b[1] for b in shown])
+    for col, (metric, _, axis) in enumerate(shown, start=1):
         values = [getattr(t, metric) for t in tiers]
         fig.add_trace(go.Bar(x=names, y=values, marker_color=[_color(i) for i in range(len(names))],
                              showlegend=False, name=metric), row=1, col=col)
         if _slo(data).get(metric):
             fig.add_hline(y=_slo(data)[metric], line_dash="dash", line_color="red", row=1,
                           col=col, annotation_text="SLO")
+        fig.update_yaxes(title_text=axis, row=1, col=col)
     fig.update_xaxes(title_text="tier")
-    fig.update_yaxes(title_text="p99 time to first token (s)", row=1, col=1)
-    fig.update_yaxes(title_text="p99 time per output token (s)", row=1, col=2)
     fig.update_layout(title="p99 latency per tier (seconds)", **LAYOUT)
     return Panel("p99_per_tier", fig, P99_BARS_CAPTION[data.run.slo_scope == "tier"])
 
