@@ -169,16 +169,25 @@ __all__ = ["accuracy_line", "floor_notes", "interval_words", "p99_line", "tiers_
 
 
 def time_words(simulations: int, wall_s: float, seed_check: dict[str, Any] | None,
-               current: dict[str, Any] | None) -> str:
+               current: dict[str, Any] | None, splits: list[dict[str, Any]] | None = None
+               ) -> str:
     """The plan's head line's time, in its brackets: the search's simulations and seconds
     (plan.json ``simulations``, ``wall_s``), and, where the command simulated more, each part
-    named with its seconds (``seed_check.wall_s``, ``current.wall_s``) and their sum: "138
-    simulations in 75.2 s of search; seed check 4.7 s; today's fleet 0.4 s; 80.3 s in all"
+    named with its seconds and their sum, in the order they ran: the prefill/decode split
+    comparison of the planned split tiers (``splits``: plan.json ``disaggregation`` and
+    ``other_splits``, each's ``wall_s`` summed; round 56), the seed check
+    (``seed_check.wall_s``) and today's fleet (``current.wall_s``): "138 simulations in 75.2 s
+    of search; split comparison 1.3 s; seed check 4.7 s; today's fleet 0.4 s; 81.6 s in all"
     (no colon: a reader of the line splits the design off at its first ": "). Before round 55
-    the line gave the search's alone, and read as the whole command's. The planned fleet's own
-    run that DIR gets, after the plan, is in none of them."""
+    the line gave the search's alone, and read as the whole command's; before round 56 it left
+    the split comparison out. The planned fleet's own run that DIR gets (with its uniform
+    baselines and report) is in none of them: it runs after plan.json and the report are
+    made, which are written with it."""
     search = f"{simulations} simulation{'' if simulations == 1 else 's'} in {wall_s:.1f} s"
-    parts = [(name, part.get("wall_s")) for name, part in (("seed check", seed_check),
+    timed = [w for w in (s.get("wall_s") for s in splits or ()) if isinstance(w, int | float)]
+    split = {"wall_s": sum(timed)} if timed else None  # a plan.json before round 56: none
+    parts = [(name, part.get("wall_s")) for name, part in (("split comparison", split),
+                                                            ("seed check", seed_check),
                                                             ("today's fleet", current))
              if part and isinstance(part.get("wall_s"), int | float)]
     if not parts:

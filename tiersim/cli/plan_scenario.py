@@ -23,8 +23,11 @@ def with_disaggregation(scenario, result: PlanResult, source: str,
     meet. ``seeds``: the other seeds a ``--robust`` plan was sized for; each split is then
     ranked by its worst over the plan's seed and those (:func:`_split_choice`), as the search
     chose it (:meth:`tiersim.plan.evaluate.SimEvaluator._worst_score`), not at the plan's seed
-    alone, which could write a split that a seed it was sized for ranks below another."""
+    alone, which could write a split that a seed it was sized for ranks below another. Each
+    split record gives the seconds its comparison took (``wall_s``, round 56), which the plan's
+    head line names beside the search's (:func:`tiersim.results_plan_lines.time_words`)."""
     import dataclasses
+    import time
 
     from tiersim.scenario import scenario_from_dict
 
@@ -34,9 +37,11 @@ def with_disaggregation(scenario, result: PlanResult, source: str,
     doc["slo"] = planned_slo(result.constraints)
     chosen = []
     for tier in [t["name"] for t in doc["tiers"] if t.get("disaggregation")]:
+        t0 = time.perf_counter()
         split = _split_choice(scenario_from_dict(as_searched(doc, scenario), source), tier,
                               [scenario_from_dict(as_searched({**doc, "seed": seed}, scenario),
                                                   source) for seed in seeds])
+        split["wall_s"] = time.perf_counter() - t0  # the head line names it beside the search
         doc = apply_split(doc, [split])
         chosen.append(split)
     if not chosen:

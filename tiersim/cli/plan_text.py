@@ -41,7 +41,8 @@ def format_plan(result: PlanResult, quality=None) -> str:
     result = PlanResult.from_json(result.to_json())
     from tiersim.results_plan_lines import time_words
 
-    head = time_words(result.simulations, result.wall_s, result.seed_check, result.current)
+    head = time_words(result.simulations, result.wall_s, result.seed_check, result.current,
+                      result.splits)
     chosen = result.plan
     from tiersim.results_seeds import robust_lines
 

@@ -1006,7 +1006,7 @@ def plan_section(plan: PlanResult) -> str:
     )
 
     chosen = plan.plan
-    head = time_words(plan.simulations, plan.wall_s, plan.seed_check, plan.current)
+    head = time_words(plan.simulations, plan.wall_s, plan.seed_check, plan.current, plan.splits)
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
