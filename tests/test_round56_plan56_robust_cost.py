@@ -19,6 +19,8 @@ import json
 
 import pytest
 from conftest import write_yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from test_round51_seeds import plan
 from test_round53_robust53 import robust_doc
 
@@ -50,6 +52,15 @@ def test_of_equal_costs_the_longest_run():
     the longest, as before) takes the longer run."""
     worst = worst_outcome([_outcome(2.0, 10.0), _outcome(2.0, 12.0), _outcome(1.0, 30.0)])
     assert (worst.cost_usd, worst.duration_s) == (2.0, 12.0)
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e3), st.floats(1, 1e4)), min_size=1, max_size=6))
+def test_the_cost_and_length_are_always_one_runs(pairs):
+    """Whatever the seeds' runs, the worst's cost and length are one seed's pair, and its cost
+    the highest."""
+    worst = worst_outcome([_outcome(c, d) for c, d in pairs])
+    assert (worst.cost_usd, worst.duration_s) in pairs
+    assert worst.cost_usd == max(c for c, _ in pairs)
 
 
 @pytest.fixture(scope="module")
