@@ -50,6 +50,20 @@ def test_todays_split_is_named_in_its_line_and_plan_json(tmp_path, capsys, today
     assert data["current"]["prefill"] == {"bf16": 1}
 
 
+def test_the_seed_checks_line_names_todays_split_too(tmp_path, capsys):
+    doc = tiny_doc(
+        tiers=[tiny_doc()["tiers"][0], _split_bf16(3, 1, 2)],
+        plan={"current": [{"tier": "bf16", "replicas": 3}]},
+    )
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    code = main(
+        ["plan", str(path), "--check-seeds", "1", "--no-report", "--out", str(tmp_path / "p")]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "    today's fleet (bf16 3 x 1 GPU (1P 2D)) meets the SLOs at 2 of 2 seeds" in out
+
+
 def test_a_fleet_served_aggregated_writes_no_prefill(tmp_path, capsys):
     out, data = _plan(tmp_path, 1, capsys)  # one replica: no split
     assert "  today's fleet (plan.current: bf16 1 x 1 GPU), simulated" in out

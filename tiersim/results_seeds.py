@@ -122,9 +122,9 @@ def today_line(check: dict, current: dict | None) -> list[str]:
     for row in today.get("per_seed") or []:
         for key in row.get("missed") or []:
             missed.setdefault(key, []).append(row["seed"])
-    replicas, gpus = current.get("replicas") or {}, current.get("gpus_per_replica") or {}
-    fleet = " + ".join(f"{t} {replicas.get(t)} x {gpus.get(t, '?')} GPU"
-                       for t in current.get("tiers") or replicas)
+    from tiersim.results_current import fleet_words  # its split named, as its own line does
+
+    fleet = fleet_words(current)
     order = [*MARGIN_ORDER, "router", "other"]  # as the plan prints its margins
     where = "; ".join(f"{CONSTRAINT_WORDS.get(k, k)} missed at seed{'s' * (len(v) > 1)} "
                       f"{_seed_list(sorted(v))}" for k, v in sorted(
