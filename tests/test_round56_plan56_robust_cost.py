@@ -102,3 +102,23 @@ def test_the_line_names_the_seed_whose_run_it_is(attributed):
         ": fp8+bf16: fp8=3x1 GPU, bf16=2x1 GPU; cost 0.0312 USD (attributed) over seed 4's run "
         "of 29 s (the costliest seed's), 10.0 USD/hour provisioned (GPUs x USD/GPU-hour)"
     )
+
+
+def test_a_plan_json_pairing_two_runs_is_refused(attributed, tmp_path):
+    """Read back (``tiersim report``), a robust plan whose duration_s is another seed's run
+    than its cost's is the one-line "malformed plan" error."""
+    from tiersim.errors import TiersimError
+    from tiersim.results import PlanResult
+
+    _, data = attributed
+    PlanResult.from_json(data)  # as written: read
+    edited = json.loads(json.dumps(data))
+    edited["plan"]["duration_s"] = edited["robust"]["per_seed"][0]["duration_s"]  # seed 3's
+    with pytest.raises(TiersimError) as err:
+        PlanResult.from_json(edited, "p/plan.json")
+    said = str(err.value)
+    assert said.startswith(
+        "p/plan.json: malformed plan ('plan.plan.duration_s' must be the run of seed 4 "
+        "('plan.robust.worst_seed.cost_usd'), "
+    )
+    assert said.endswith("); rerun `tiersim plan` to rewrite it")

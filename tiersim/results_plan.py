@@ -365,6 +365,7 @@ class PlanResult:
             plan = _build(cls, data, **lists)
             if plan.robust is not None:  # as the file writes it, its 2 not pydantic's 2.0
                 _check_robust(data["robust"])
+                _check_costliest_run(data["robust"], data.get("plan"))
             if plan.seed_check_none is not None:
                 _check_no_seed_check(plan)
             if plan.seed_check is not None and "current" in plan.seed_check:
@@ -449,6 +450,25 @@ def _check_robust(robust: dict[str, Any]) -> None:
         if seed is not None and seed not in seeds:
             raise ValueError(f"'plan.robust.worst_seed.{key}' must be one of its seeds "
                              f"{json_written(seeds)}, got {json_written(seed)}")
+
+
+def _check_costliest_run(robust: dict[str, Any], plan: dict[str, Any] | None) -> None:
+    """A ValueError where a robust plan's ``cost_usd`` and ``duration_s`` are not the run of
+    the seed ``worst_seed.cost_usd`` names, as ``per_seed`` gives it (round 56: the cost and
+    the run it is of are one seed's, :func:`tiersim.plan.robust.worst_outcome`); nothing to
+    check in a plan.json written before its rows gave ``duration_s``."""
+    from tiersim.errors import json_written
+
+    seed = (robust.get("worst_seed") or {}).get("cost_usd")
+    rows = {r["seed"]: r for r in robust.get("per_seed") or []}
+    row = rows.get(seed)
+    if plan is None or row is None or row.get("duration_s") is None:
+        return
+    for key in ("cost_usd", "duration_s"):
+        if plan.get(key) != row[key]:
+            raise ValueError(f"'plan.plan.{key}' must be the run of seed {seed} "
+                             f"('plan.robust.worst_seed.cost_usd'), {json_written(row[key])} in "
+                             f"'plan.robust.per_seed', got {json_written(plan.get(key))}")
 
 
 def difference_agrees(value: float, a: float, b: float) -> bool:
