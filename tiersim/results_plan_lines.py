@@ -77,8 +77,11 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
 
 def _held(design: dict[str, Any], key: str = "e2e_p99_s") -> float | None:
     """A design's p99 end-to-end latency (or, ``key`` ``session_p99_s``, its task latency
-    p99), as its ``margins`` hold it where the plan holds that limit (plan.json gives it
-    nowhere else); None otherwise."""
+    p99), the fleet's, as its p99 TTFT and TPOT are, where the plan holds that limit; of a
+    plan.json written before round 56, as its ``margins`` hold it (under ``slo.scope: tier``
+    the worst of the fleet's and each tier's own); None otherwise."""
+    if key in design:
+        return design[key]
     margin = (design.get("margins") or {}).get(key)
     return margin.get("value") if isinstance(margin, dict) else None
 

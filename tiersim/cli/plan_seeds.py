@@ -237,7 +237,7 @@ def _planned_row(seed: int, chosen: dict, base: dict | None, cost_model: str | N
     row = {"seed": seed, "planned": True, "ttft_p99_s": chosen.get("ttft_p99_s"),
            "tpot_p99_s": chosen.get("tpot_p99_s"), "accuracy": chosen.get("accuracy"),
            "dropped": chosen.get("dropped"),
-           **_held(chosen.get("margins") or {}, lambda m: m.get("value")),
+           **_held(chosen, chosen.get("margins") or {}),
            "missed": [k for k, m in _ordered(chosen.get("margins") or {}) if not m.get("met")],
            "shares": _shares(chosen.get("per_tier") or {})}
     if base is not None:  # chosen as the baseline for meeting every constraint there
@@ -258,7 +258,7 @@ def _robust_row(seed: int, robust: dict, based: bool, cost_model: str | None) ->
     own = next(r for r in robust["per_seed"] if r["seed"] == seed)
     row = {"seed": seed, "planned": True,
            **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy", "dropped", "missed",
-                                  "shares")}, **_held(own, lambda v: v)}
+                                  "shares")}, **_held(own)}
     if based:  # the baseline's own row there, never the plan's (a saving of 0 % from nowhere)
         b = next((r for r in robust.get("baseline_per_seed") or [] if r["seed"] == seed), None)
         if b is None:
@@ -293,7 +293,7 @@ def _reused_row(seed: int, robust: dict, base: dict | None, cost_model: str | No
         if b is None:
             return None
     row = {"seed": seed, **{k: own[k] for k in ("ttft_p99_s", "tpot_p99_s", "accuracy",
-                                                "dropped")}, **_held(own, lambda v: v),
+                                                "dropped")}, **_held(own),
            "missed": list(own["missed"]), "shares": dict(own["shares"])}
     plan_costs[seed] = (own["cost_usd"], own["cost_per_hour_usd"])
     if b is not None:
@@ -481,13 +481,17 @@ def _ordered(margins: dict) -> list[tuple[str, Any]]:
     return in_margin_order(margins)
 
 
-def _held(found: dict, value) -> dict[str, Any]:
-    """The end-to-end and task p99s (:data:`tiersim.results_seeds.HELD_P99S`) that ``found``
-    (a design's ``margins``, or a robust row) gives, each by ``value`` of what it holds: given
-    only where the plan holds their limits."""
+def _held(found: dict, margins: dict | None = None) -> dict[str, Any]:
+    """The fleet's end-to-end and task p99s (:data:`tiersim.results_seeds.HELD_P99S`) that
+    ``found`` (a design, or a robust row) gives: given only where the plan holds their limits.
+    A design of a plan.json written before round 56 gives them only in its ``margins``, whose
+    value under ``slo.scope: tier`` is the worst of the fleet's and each tier's own: read there
+    only then (the planned seed's row read a tier's there, the other seeds' the fleet's,
+    review56)."""
     from tiersim.results_seeds import HELD_P99S
 
-    return {key: value(found[key]) for key, _ in HELD_P99S if key in found}
+    return {key: found[key] if key in found else margins[key].get("value")
+            for key, _ in HELD_P99S if key in found or key in (margins or {})}
 
 
 def _held_keys(rows: list[dict]) -> list[str]:

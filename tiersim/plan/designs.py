@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tiersim.plan.constraints import Constraints, margins
+from tiersim.plan.constraints import Constraints, held_figures, margins
 from tiersim.plan.evaluate import Design, Outcome
 from tiersim.routing.config import policies_in_play, unread_key_problem
 
@@ -81,6 +81,9 @@ class DesignResult:
             "gpus": sum(self.replicas[n] * self.design.gpus(n) for n in self.design.tiers),
             "cost_usd": o.cost_usd, "cost_per_hour_usd": o.cost_per_hour_usd,
             "accuracy": o.accuracy, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
+            # the fleet's, where their limits are held (margins: the held one, under
+            # slo.scope tier the worst of the fleet's and each tier's own)
+            **held_figures(o, c),
             "dropped": o.dropped, "duration_s": o.duration_s,
             "per_tier": {n: _tier_json(t, c) for n, t in o.tiers.items()},
             "margins": margins(o, c),
