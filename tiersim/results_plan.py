@@ -162,6 +162,10 @@ class TodayRow(TypedDict):
     seed: int
     ttft_p99_s: float | None
     tpot_p99_s: float | None
+    e2e_p99_s: NotRequired[float | None]
+    """Its p99 end-to-end latency, given only where the plan holds ``e2e_p99_s``."""
+    session_p99_s: NotRequired[float | None]
+    """Its p99 task latency, given only where the plan holds ``session_p99_s``."""
     accuracy: float | None
     dropped: int | None
     missed: list[str]

@@ -169,13 +169,14 @@ def today_check(scenario, result, source: str, c, today, seeds: list[int]) -> di
     evaluator of the scenario searched with only its seed changed (as
     :func:`rejected_check` simulates the fleets the plan turned away), a disaggregated tier
     at the split its scenario gives it (as plan.json ``current``; before, at its best split
-    there, review56), held to the plan's constraints: its p99s, accuracy, drops and what it
-    missed there (``per_seed``), and the seeds where it met every constraint
-    (``met_seeds``). The plan's own seed is plan.json's ``current``. Asks whether today's
-    fleet, as the plan, holds at other draws: a saving against a fleet that misses at them is
-    part the price of meeting the constraints."""
+    there, review56), held to the plan's constraints: its p99s (end-to-end and task latency
+    where held, as the plan's rows give them), accuracy, drops and what it missed there
+    (``per_seed``), and the seeds where it met every constraint (``met_seeds``). The plan's
+    own seed is plan.json's ``current``. Asks whether today's fleet, as the plan, holds at
+    other draws: a saving against a fleet that misses at them is part the price of meeting
+    the constraints."""
     from tiersim.cli.plan_current import design_of
-    from tiersim.plan.constraints import margins
+    from tiersim.plan.constraints import held_figures, margins
     from tiersim.plan.evaluate import SimEvaluator
 
     design, replicas = design_of(today)
@@ -192,7 +193,7 @@ def today_check(scenario, result, source: str, c, today, seeds: list[int]) -> di
             with evaluator.as_configured():  # at today's split, as plan.json current runs it
                 o = evaluator.evaluate(design, dict(replicas))
         rows.append({"seed": seed, "ttft_p99_s": o.ttft_p99_s, "tpot_p99_s": o.tpot_p99_s,
-                     "accuracy": o.accuracy, "dropped": o.dropped,
+                     **held_figures(o, c), "accuracy": o.accuracy, "dropped": o.dropped,
                      "missed": [k for k, m in _ordered(margins(o, c)) if not m["met"]]})
     return {"met_seeds": [r["seed"] for r in rows if not r["missed"]], "per_seed": rows}
 
