@@ -50,6 +50,7 @@ class SplitResult:
     completed: int
     score: float
     dropped: int = 0  # the tier's own dropped requests (any makes the score infinite)
+    e2e_p99_s: float | None = None  # its p99 end-to-end, where slo.e2e_p99_s holds one
 
     @property
     def label(self) -> str:
@@ -141,9 +142,18 @@ def compare_splits(scenario: Scenario, tier: str | None = None) -> list[SplitRes
                                own.ttft_p99_s, own.tpot_p99_s,
                                percentile(requests["ttft_s"].to_numpy()[mine], 50),
                                percentile(requests["tpot_s"].to_numpy()[mine], 50),
-                               run.completed, _score(run, own, scenario), own.dropped or 0))
-    limits = (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)
-    return sorted(out, key=lambda r: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped))
+                               run.completed, _score(run, own, scenario), own.dropped or 0,
+                               own.e2e_p99_s))
+    limits = split_limits(scenario)
+    return sorted(out, key=lambda r: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped,
+                                                r.e2e_p99_s))
+
+
+def split_limits(scenario: Scenario) -> tuple[float | None, ...]:
+    """The SLOs a split is scored against (:func:`tiersim.metrics.slo_score`): p99 TTFT and
+    TPOT, and the end-to-end one where the scenario holds it (``slo.e2e_p99_s``)."""
+    slo = scenario.slo
+    return (slo.ttft_p99_s, slo.tpot_p99_s, getattr(slo, "e2e_p99_s", None))
 
 
 def other_tiers(scenario: Scenario, chosen: str) -> str:
@@ -174,5 +184,5 @@ def _served(run) -> str:
 def _score(run, own, scenario: Scenario) -> float:
     """The worse of the tier's p99s over their SLOs; infinity when the tier drops requests
     (another tier's drops are no split's doing)."""
-    return slo_score(own.ttft_p99_s, own.tpot_p99_s,
-                     (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s), bool(own.dropped))
+    return slo_score(own.ttft_p99_s, own.tpot_p99_s, split_limits(scenario), bool(own.dropped),
+                     own.e2e_p99_s)

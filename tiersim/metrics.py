@@ -174,32 +174,46 @@ def prefill_counts(replicas: int) -> list[int]:
 
 
 def slo_score(ttft_p99_s: float | None, tpot_p99_s: float | None,
-              limits: tuple[float | None, float | None], dropped: bool) -> float:
-    """The worse of a tier's p99 TTFT and TPOT over their limits (``limits``: the two SLOs, a
-    missing one not scored; a missing p99, no request with that interval, not scored either);
-    infinity when the tier dropped requests. The score ``tiersim disagg`` and the plan print
-    for a prefill/decode split; splits are ranked by :func:`split_rank` (their drops first,
-    then this score of their p99s alone), not by it: every split that drops scores infinity."""
+              limits: tuple[float | None, ...], dropped: bool,
+              e2e_p99_s: float | None = None) -> float:
+    """The worst of a tier's p99 TTFT, TPOT and end-to-end latency over their limits
+    (``limits``: the TTFT and TPOT SLOs, then the end-to-end one where held, ``slo.e2e_p99_s``;
+    a missing one not scored; a missing p99, no request with that interval, not scored
+    either); infinity when the tier dropped requests. The score ``tiersim disagg`` and the plan
+    print for a prefill/decode split; splits are ranked by :func:`split_rank` (their drops
+    first, then this score of their p99s alone), not by it: every split that drops scores
+    infinity. Before round 56 the end-to-end limit was not scored, and the plan kept a split
+    that missed it beside one that met every SLO (review56)."""
     if dropped:
         return float("inf")
-    ratios = [value / limit for value, limit in zip((ttft_p99_s, tpot_p99_s), limits,
-                                                    strict=True)
+    values = (ttft_p99_s, tpot_p99_s, e2e_p99_s)[:len(limits)]
+    ratios = [value / limit for value, limit in zip(values, limits, strict=True)
               if value is not None and limit]
     return max(ratios, default=0.0)
 
 
 def split_rank(ttft_p99_s: float | None, tpot_p99_s: float | None,
-               limits: tuple[float | None, float | None], dropped: int) -> tuple[int, float]:
+               limits: tuple[float | None, ...], dropped: int,
+               e2e_p99_s: float | None = None) -> tuple[int, float]:
     """Where a prefill/decode split ranks, best first: fewest requests dropped, then the lower
     latency score (:func:`slo_score` of its p99s, its drops aside). Splits that drop the same
     requests (longer than the tier's context, at any split) rank by latency; before, each
     scored infinity and the first tried (aggregated serving) was kept, however slow.
     ``tiersim disagg`` and the planner rank splits by it."""
-    return dropped, slo_score(ttft_p99_s, tpot_p99_s, limits, False)
+    return dropped, slo_score(ttft_p99_s, tpot_p99_s, limits, False, e2e_p99_s)
 
 
 SCORE_WORDS = "score = worse of p99 TTFT and TPOT over their SLOs"
 """What a split's score is, as ``plan`` prints it and its report heads the splits' table."""
+
+SCORE_E2E_WORDS = "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs"
+""":data:`SCORE_WORDS` where an end-to-end SLO is held (:func:`score_words`)."""
+
+
+def score_words(e2e_limit: float | None) -> str:
+    """What a split's score is (:func:`slo_score`): of TTFT and TPOT, and of the end-to-end
+    p99 too where ``e2e_limit`` is held."""
+    return SCORE_WORDS if e2e_limit is None else SCORE_E2E_WORDS
 
 
 SCORE_WHOLE_BELOW = 1e9
@@ -225,7 +239,8 @@ DROP_STAR_WORDS = ("*: the split drops requests, so it misses the SLOs whatever 
 
 
 def starred_score(score: float | None, ttft_p99_s: float | None, tpot_p99_s: float | None,
-                  limits: tuple[float | None, float | None], dropped: bool) -> str:
+                  limits: tuple[float | None, ...], dropped: bool,
+                  e2e_p99_s: float | None = None) -> str:
     """A split's score as printed: a split that drops requests scores infinity (it misses the
     SLOs), which told splits that all drop the same requests (longer than the tier's context,
     at every split) nothing, every one 'inf' while they ranked by their p99s; it shows the
@@ -235,7 +250,7 @@ def starred_score(score: float | None, ttft_p99_s: float | None, tpot_p99_s: flo
         return score_text(score)
     if ttft_p99_s is None and tpot_p99_s is None:
         return "-*"
-    return score_text(split_rank(ttft_p99_s, tpot_p99_s, limits, 1)[1]) + "*"
+    return score_text(split_rank(ttft_p99_s, tpot_p99_s, limits, 1, e2e_p99_s)[1]) + "*"
 
 
 def split_drops(row: dict) -> bool:
@@ -246,8 +261,8 @@ def split_drops(row: dict) -> bool:
     return not isinstance(score, int | float) or not math.isfinite(score)
 
 
-def plan_split_score(row: dict, limits: tuple[float | None, float | None]) -> str:
+def plan_split_score(row: dict, limits: tuple[float | None, ...]) -> str:
     """A split of plan.json as ``plan`` and its report print its score (:func:`starred_score`,
     as ``tiersim disagg`` prints it), against the planned SLOs ``limits``."""
     return starred_score(row.get("score"), row.get("ttft_p99_s"), row.get("tpot_p99_s"), limits,
-                         split_drops(row))
+                         split_drops(row), row.get("e2e_p99_s"))

@@ -55,7 +55,9 @@ def disagg(
                    f"{'; ' + other if other else ''}", err=True)
     echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
                f"{'TPOT p99':>9} {'dropped':>8} {'score':>7}   (latencies in seconds)")
-    limits = (loaded.slo.ttft_p99_s, loaded.slo.tpot_p99_s)
+    from tiersim.disagg import split_limits
+
+    limits = split_limits(loaded)  # the end-to-end SLO too, where the scenario holds one
     for r in rows:
         echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
                    f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
@@ -92,13 +94,16 @@ def _score_legend(scenario, drops: bool) -> str:
     (:func:`~tiersim.results.as_given`; the plan prints the same words,
     :data:`tiersim.metrics.SCORE_WORDS`), how the splits rank, and, where some split drops
     requests (``drops``), what its starred score is."""
-    from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS
+    from tiersim.metrics import DROP_STAR_WORDS, score_words
     from tiersim.results import as_given
 
     slo = scenario.slo
-    text = (f"{SCORE_WORDS} (TTFT {as_given(slo.ttft_p99_s)} s, TPOT "
-            f"{as_given(slo.tpot_p99_s)} s): below 1 meets both; splits rank by fewest dropped "
-            "requests, then lowest score")
+    e2e = getattr(slo, "e2e_p99_s", None)
+    held = ("both" if e2e is None else "all three")
+    text = (f"{score_words(e2e)} (TTFT {as_given(slo.ttft_p99_s)} s, TPOT "
+            f"{as_given(slo.tpot_p99_s)} s"
+            f"{'' if e2e is None else f', end-to-end {as_given(e2e)} s'}): below 1 meets "
+            f"{held}; splits rank by fewest dropped requests, then lowest score")
     if drops:
         text += f"; {DROP_STAR_WORDS}"
     return text
@@ -109,7 +114,8 @@ def _score_cell(row, limits) -> str:
     drops requests, the score of its p99s, starred)."""
     from tiersim.metrics import starred_score
 
-    return starred_score(row.score, row.ttft_p99_s, row.tpot_p99_s, limits, bool(row.dropped))
+    return starred_score(row.score, row.ttft_p99_s, row.tpot_p99_s, limits, bool(row.dropped),
+                         row.e2e_p99_s)
 
 
 def _verdict(row, limits) -> str:
@@ -120,7 +126,8 @@ def _verdict(row, limits) -> str:
     if row.dropped:
         return (f"drops {row.dropped:,} of the tier's requests, so it misses the SLOs; score "
                 f"{_score_cell(row, limits)}")
-    verdict = "meets both SLOs" if row.score < 1 else "misses an SLO"
+    held = "both SLOs" if len(limits) < 3 or limits[2] is None else "all three SLOs"
+    verdict = f"meets {held}" if row.score < 1 else "misses an SLO"
     return f"{verdict}; score {score_text(row.score)}"
 
 

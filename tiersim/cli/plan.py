@@ -304,7 +304,8 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
     from tiersim.scenario_checks import note_e2e_below_ttft  # the planned run's note, unplanned
 
     note_e2e_below_ttft(constraints.e2e_p99_s, constraints.ttft_p99_s, str(scenario_path))
-    evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s)  # splits chosen for these
+    evaluator.slo = (constraints.ttft_p99_s, constraints.tpot_p99_s,
+                     constraints.e2e_p99_s)  # splits chosen for these
     planner = Planner(scenario, constraints, evaluator,
                       gpu_options=gpu_options, max_replicas=max_replicas,
                       choose=choose)

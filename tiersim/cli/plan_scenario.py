@@ -56,15 +56,15 @@ def _split_choice(scenario, tier: str, others: list | None = None) -> dict[str, 
     ``others``: the scenario at the other seeds of a ``--robust`` plan; the splits are then
     ranked by their worst rank over every seed (a seed where the tier serves no request has no
     latency to rank by, and is left out)."""
-    from tiersim.disagg import compare_splits
+    from tiersim.disagg import compare_splits, split_limits
     from tiersim.errors import TiersimError
     from tiersim.metrics import split_rank
 
     rows = compare_splits(scenario, tier)
     if others:
-        limits = (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s)
-        worst = {r.label: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped)
-                 for r in rows}
+        limits = split_limits(scenario)
+        worst = {r.label: split_rank(r.ttft_p99_s, r.tpot_p99_s, limits, r.dropped,
+                                     r.e2e_p99_s) for r in rows}
         for other in others:
             try:
                 seen = compare_splits(other, tier)
@@ -72,7 +72,8 @@ def _split_choice(scenario, tier: str, others: list | None = None) -> dict[str, 
                 continue
             for r in seen:
                 worst[r.label] = max(worst[r.label], split_rank(r.ttft_p99_s, r.tpot_p99_s,
-                                                                limits, r.dropped))
+                                                                limits, r.dropped,
+                                                                r.e2e_p99_s))
         rows = sorted(rows, key=lambda r: worst[r.label])  # ties: as ranked at the plan's seed
     best = rows[0]
     return {"tier": tier,
@@ -80,7 +81,10 @@ def _split_choice(scenario, tier: str, others: list | None = None) -> dict[str, 
                        "label": best.label, "score": best.score},
             "splits": [{"label": r.label, "prefill_replicas": r.prefill,
                         "decode_replicas": r.decode, "ttft_p99_s": r.ttft_p99_s,
-                        "tpot_p99_s": r.tpot_p99_s, "score": r.score} for r in rows]}
+                        "tpot_p99_s": r.tpot_p99_s, "score": r.score,
+                        # scored too where the end-to-end limit is held (its score reads it)
+                        **({} if r.e2e_p99_s is None else {"e2e_p99_s": r.e2e_p99_s})}
+                       for r in rows]}
 
 
 def planned_scenario(scenario, plan: dict[str, Any], floor: float | None,

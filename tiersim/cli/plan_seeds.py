@@ -188,7 +188,7 @@ def today_check(scenario, result, source: str, c, today, seeds: list[int]) -> di
             warnings.simplefilter("ignore", Note)
             evaluator = SimEvaluator(scenario.model_copy(update={"seed": seed}), source,
                                      cost_model=result.cost_model)
-            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)
+            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s, c.e2e_p99_s)
             evaluator.score_realised_if_read(settings)  # the plan's basis (realised or not)
             with evaluator.as_configured():  # at today's split, as plan.json current runs it
                 o = evaluator.evaluate(design, dict(replicas))
@@ -321,7 +321,8 @@ def _seed_row(scenario, doc: dict, source: str, seed: int, c, base: dict | None,
         warnings.simplefilter("ignore", Note)
         seeded = scenario_from_dict(as_searched_seed(doc, scenario, seed), source)
         evaluator = SimEvaluator(seeded, source, cost_model=cost_model)
-        evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)  # a split chosen as the plan chose it
+        # a split chosen as the plan chose it
+        evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s, c.e2e_p99_s)
         design = Design(tuple(t.name for t in seeded.tiers),
                         tuple(t.gpus_per_replica for t in seeded.tiers))
         # at the split the planned scenario writes, as a run of it does (not its best here)
@@ -432,7 +433,8 @@ def rejected_check(scenario, result, source: str, c, base: dict | None,
             warnings.simplefilter("ignore", Note)
             evaluator = SimEvaluator(scenario.model_copy(update={"seed": seed}), source,
                                      cost_model=model)
-            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s)  # a split chosen as the plan chose it
+            # a split chosen as the plan chose it
+            evaluator.slo = (c.ttft_p99_s, c.tpot_p99_s, c.e2e_p99_s)
             evaluator.score_realised_if_read(settings)  # the plan's basis (realised or not)
             for (d, _), record in zip(found, records, strict=True):
                 try:  # routed first (kept for evaluate): its refusal alone is the "router"

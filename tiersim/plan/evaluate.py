@@ -335,10 +335,10 @@ class SimEvaluator:
         plan --robust``, :func:`tiersim.plan.robust.seeds_evaluator`; None: none shared), by
         :func:`run_key`: a uniform fleet's tier sees every request at every seed, and runs the
         same (:meth:`_simulate`)."""
-        self.slo: tuple[float | None, float | None] = (scenario.slo.ttft_p99_s,
-                                                       scenario.slo.tpot_p99_s)
-        """p99 TTFT and TPOT limits a disaggregated tier's split is chosen against (the
-        planner sets its constraints here)."""
+        self.slo: tuple[float | None, ...] = (scenario.slo.ttft_p99_s, scenario.slo.tpot_p99_s,
+                                              getattr(scenario.slo, "e2e_p99_s", None))
+        """p99 TTFT, TPOT and end-to-end limits (the last None where not held) a disaggregated
+        tier's split is chosen against (the planner sets its constraints here)."""
 
     # ---- building blocks ---------------------------------------------------------------------
     def tier_config(self, name: str, gpus: int, replicas: int = 1):
@@ -658,7 +658,7 @@ class SimEvaluator:
         drops, then its p99s over the SLOs)."""
         return metrics.split_rank(metrics.percentile(run.ttft, 99),
                                   metrics.percentile(run.tpot, 99), self.slo,
-                                  int(run.dropped.sum()))
+                                  int(run.dropped.sum()), metrics.percentile(run.e2e, 99))
 
     def _whole(self, design: Design, replicas: dict[str, int], a: Assignment):
         """Every tier simulated together (a router that escalates, or chained sessions); per

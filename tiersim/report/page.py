@@ -1174,16 +1174,17 @@ def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> 
     for no split."""
     if not split:
         return ""
-    from tiersim.metrics import DROP_STAR_WORDS, SCORE_WORDS, plan_split_score, split_drops
+    from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, score_words, split_drops
 
-    limits = (constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"))
+    e2e = constraints.get("e2e_p99_s")
+    limits = (constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"), e2e)
     splits = split.get("splits") or []
     rows = [[r.get("label"), r.get("ttft_p99_s"), r.get("tpot_p99_s"),
              plan_split_score(r, limits)] for r in splits]
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
     star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, splits)) else ""
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
-            f"<p>{page_text(f'chosen: {chosen} ({SCORE_WORDS}{star})')}</p>"
+            f"<p>{page_text(f'chosen: {chosen} ({score_words(e2e)}{star})')}</p>"
             + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
 
 
