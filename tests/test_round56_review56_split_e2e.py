@@ -58,3 +58,25 @@ def test_the_plan_sizes_and_writes_a_split_that_meets_it(tmp_path):
     split = "aggregated (of aggregated score 0.969; 1P 2D score 0.983; 2P 1D score 1.04; "
     assert f"  bf16 split: {split}" in out, out
     assert "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs)" in out
+
+
+def test_tiersim_disagg_ranks_and_shows_the_e2e_p99_where_held(tmp_path, capsys):
+    from tiersim.cli.app import main
+
+    doc = _split_doc()
+    doc["tiers"][0].update(replicas=3, disaggregation={"prefill_replicas": 1, "decode_replicas": 2})
+    path = write_yaml(tmp_path / "s.yaml", doc)
+    assert main(["disagg", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:5] == [
+        "       split  TTFT p50  TTFT p99  TPOT p50  TPOT p99   E2E p99  dropped   score"
+        "   (latencies in seconds)",
+        "  aggregated     0.077     0.152    0.0035    0.0124     1.551        0   0.969",
+        "       1P 2D     0.088     0.329    0.0038    0.0064     1.573        0   0.983",
+        "       2P 1D     0.077     0.173    0.0042    0.0070     1.671        0    1.04",
+        "best: aggregated (meets all three SLOs; score 0.969)",
+    ]
+    assert lines[5].startswith(
+        "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs (TTFT 2 s, TPOT 0.1 s, "
+        "end-to-end 1.6 s): below 1 meets all three; splits rank by fewest dropped requests"
+    )

@@ -53,14 +53,17 @@ def disagg(
         echo(f"note: tier {chosen!r} has one replica: no prefill/decode split of it "
                    "exists, so only aggregated serving is shown"
                    f"{'; ' + other if other else ''}", err=True)
-    echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
-               f"{'TPOT p99':>9} {'dropped':>8} {'score':>7}   (latencies in seconds)")
     from tiersim.disagg import split_limits
 
     limits = split_limits(loaded)  # the end-to-end SLO too, where the scenario holds one
+    e2e = limits[2] is not None  # then its p99 is scored, and shown beside the others
+    e2e_head = f" {'E2E p99':>9}" if e2e else ""
+    echo(f"{'split':>12} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} "
+               f"{'TPOT p99':>9}{e2e_head} {'dropped':>8} {'score':>7}   (latencies in seconds)")
     for r in rows:
         echo(f"{r.label:>12} {_cell(r.ttft_p50_s, 3)} {_cell(r.ttft_p99_s, 3)} "
-                   f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)} {r.dropped:8,} "
+                   f"{_cell(r.tpot_p50_s, 4)} {_cell(r.tpot_p99_s, 4)}"
+                   f"{' ' + _cell(r.e2e_p99_s, 3) if e2e else ''} {r.dropped:8,} "
                    f"{_score_cell(r, limits):>7}")
     best = rows[0]
     echo(f"best: {best.label} ({_verdict(best, limits)})")
