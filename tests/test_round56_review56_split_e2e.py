@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 
 from conftest import tiny_doc, write_yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from test_round51_seeds import plan
 
+from tiersim.metrics import slo_score
 from tiersim.plan.constraints import Constraints, verdict
 from tiersim.plan.evaluate import Design, SimEvaluator
 from tiersim.scenario import load_scenario
@@ -80,3 +83,17 @@ def test_tiersim_disagg_ranks_and_shows_the_e2e_p99_where_held(tmp_path, capsys)
         "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs (TTFT 2 s, TPOT 0.1 s, "
         "end-to-end 1.6 s): below 1 meets all three; splits rank by fewest dropped requests"
     )
+
+
+_P99 = st.one_of(st.none(), st.floats(1e-6, 1e3))
+_LIMIT = st.floats(1e-3, 1e3)
+
+
+@given(ttft=_P99, tpot=_P99, e2e=_P99, limits=st.tuples(_LIMIT, _LIMIT, _LIMIT))
+def test_an_e2e_limit_only_adds_its_ratio_to_the_score(ttft, tpot, e2e, limits):
+    """The score with an end-to-end limit is the two-limit score, or the end-to-end p99 over
+    its limit where that is worse; without one (None) it is the two-limit score exactly."""
+    two = slo_score(ttft, tpot, limits[:2], False)
+    assert slo_score(ttft, tpot, (*limits[:2], None), False, e2e) == two
+    with_e2e = slo_score(ttft, tpot, limits, False, e2e)
+    assert with_e2e == max(two, 0.0 if e2e is None else e2e / limits[2])
