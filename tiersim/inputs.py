@@ -691,16 +691,26 @@ def prefill_packing(rate: float, steps: PrefillSteps, most: float) -> float:
     engine packs the waiting prompts into one step's token budget. At most ``most``
     (:func:`packing_cap`: the step's budget is full; the load is more than the replica can
     take). The held time grows with ``n``, so from 1 each round is no less than the last and
-    they rise to the least fixed point; they stop as :func:`decode_batch`'s do (a move under
-    a millionth, the cap, or :data:`BATCH_ROUNDS`). Deterministic: no draw."""
+    they rise to the least fixed point. Between two whole counts the arrivals are a straight
+    line in ``n`` (:meth:`PrefillSteps.held`), so where the next whole count takes fewer than
+    it holds the fixed point is solved on that line, exactly; else the next round is at least
+    that whole count (a map of slope near 1, where packing barely saves, crept up a millionth
+    a round and stopped short of it). At most :data:`BATCH_ROUNDS` rounds (then a lower
+    bound). Deterministic: no draw."""
     count = 1.0
-    if rate <= 0.0 or not len(steps.prompt):
+    if not rate > 0.0 or not len(steps.prompt):
         return count
     for _ in range(BATCH_ROUNDS):
-        nxt = min(most, max(1.0, rate * float(np.mean(steps.held(count)))))
-        if nxt - count <= 1e-6 * count:
-            return nxt
-        count = nxt
+        over = rate * float(np.mean(steps.held(count))) - count  # arrivals beyond the count
+        if over <= 0.0:
+            return count
+        upper = int(np.floor(count)) + 1
+        short = rate * float(np.mean(steps.whole(upper))) - upper
+        if short <= 0.0:  # the fixed point is on the line from count to upper
+            return min(most, count + (upper - count) * over / (over - short))
+        count = min(most, max(float(upper), count + over))
+        if count >= most:
+            return most
     return count
 
 
