@@ -76,11 +76,13 @@ def test_labels_where_the_cheap_tier_is_often_right_alone_claim_no_saving(tmp_pa
     lines = res.output.splitlines()
     assert ("accuracy: weak 0.6800 (measured: the trace's labels), strong 0.7000 (measured: the "
             "trace's labels)") in lines
-    assert "oracle frontier (cost, accuracy): (1, 0.6800), (1.32, 1.0000), (2, 0.7000)" in lines
+    assert ("oracle frontier (cost, accuracy): (1, 0.6800), (1.32, 1.0000), (2, 0.7000); source: "
+            "two-type closed form of p / eps / delta, c0 / dc and the top tier's accuracy") in lines
     assert lines[-1] == ("at floor 0.6000: oracle 1, cheaper uniform of the two compared tiers "
                          "(weak) 1, static split of the two compared tiers (weak, strong) 1; "
                          "saving "
-                         "vs uniform 0, vs static 0")
+                         "vs uniform 0, vs static 0; source: two-type closed form of p / eps / "
+                         "delta, c0 / dc and the top tier's accuracy")
 
 
 @pytest.mark.parametrize(("weak", "strong", "floor", "dc_star"), [

@@ -206,7 +206,11 @@ def test_analytic_says_where_its_accuracies_and_rows_come_from(tmp_path, capsys)
     assert lines[0] == (f"estimated from {trace} (200 requests, w4a16 vs bf16; tiers and prices "
                         f"from {scenario}); costs in USD of all requests on uniform fleets sized "
                         "by simulation (provisioned cost: each fleet's USD/hour on all w4a16's "
-                        "duration), as tiersim run prices them")  # round 49: the basis named
+                        "duration), as tiersim run prices them, step times from w4a16: fitted "
+                        "on another GPU's serving rows (1 op) + fitted on measured serving rows "
+                        "(1 op) + roofline (4 ops) + roofline, calibrated on H200's measured "
+                        "tables (1 op); bf16: fitted on measured serving rows (2 ops) + roofline "
+                        "(4 ops)")  # round 49: the basis named; round 56: the step times
     assert lines[1] == "accuracy: w4a16 0.9336 (prior), bf16 0.9500 (prior)"
     one = tmp_path / "one.yaml"
     one.write_text(tiny_with(("  - name: w4a16\n    precision: w4a16\n    replicas: 1\n"

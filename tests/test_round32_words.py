@@ -216,4 +216,5 @@ def test_analytic_refuses_a_dc_its_figures_cannot_show(capsys):
 ])
 def test_analytic_prints_dc_stars_share_in_plain_digits(capsys, p, dc, expected):
     assert main(["analytic", "--p", p, "--eps", "0.01", "--delta", "0.3", "--dc", dc]) == 0
-    assert capsys.readouterr().out.splitlines()[1] == expected
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"{expected}; source: two-type closed form of p / eps / delta and dc")

@@ -77,7 +77,9 @@ def test_analytic_static_split_names_the_two_compared_tiers(tmp_path):
     assert _analytic_last_line(tmp_path) == (
         "at floor 0.8400: oracle 0.103877, cheapest uniform of the scenario's 3 tiers (fp8) "
         "0.178966, static split of the two compared tiers (nvfp4, bf16) 0.12679; saving vs "
-        "uniform 0.0750889, vs static 0.0229125")
+        "uniform 0.0750889, vs static 0.0229125; source: two-type closed form of p / eps / "
+        "delta, c0 / dc and the top tier's accuracy; the uniform fleet's cost: the scenario's "
+        "fleet sized by simulation, as run prices it")
 
 
 def test_analytic_static_split_names_the_pair_out_of_reach_and_in_json(tmp_path):

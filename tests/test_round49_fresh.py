@@ -244,9 +244,9 @@ def test_analytic_says_its_provisioned_prices_are_per_hour_on_the_cheap_fleets_d
     capsys.readouterr()
     assert main(["analytic", "--scenario", str(path)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.endswith("costs in USD of all requests on uniform fleets sized by simulation "
-                          "(provisioned cost: each fleet's USD/hour on all w4a16's duration), "
-                          "as tiersim run prices them")
+    assert ("costs in USD of all requests on uniform fleets sized by simulation (provisioned "
+            "cost: each fleet's USD/hour on all w4a16's duration), as tiersim run prices them, "
+            "step times from w4a16: ") in first
 
 
 def test_the_frontiers_sets_note_names_accuracy_among_what_an_axis_changes():

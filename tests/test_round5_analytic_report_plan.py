@@ -53,7 +53,9 @@ def test_floor_below_the_cheap_tier_is_met_by_the_cheap_tier(capsys):
                        "--dc", "1", "--floor", "0.5")
     assert code == 0
     assert out.splitlines()[-1] == ("at floor 0.5000: oracle 0, cheapest uniform 0, static "
-                                    "split 0; saving vs uniform 0, vs static 0")
+                                    "split 0; saving vs uniform 0, vs static 0; source: "
+                                    "two-type closed form of p / eps / delta, c0 / dc and the "
+                                    "top tier's accuracy")
     code, out, _ = run(capsys, "analytic", "--p", "0.5", "--eps", "0.1", "--delta", "0.2",
                        "--dc", "1", "--c0", "2", "--floor", "0", "--json")
     assert json.loads(out)["at_floor"] == {

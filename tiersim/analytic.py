@@ -60,6 +60,17 @@ class TwoType:
             raise ValueError(f"dc must be >= 0 (got {self.dc})")
 
 
+CLOSED_FORM = "two-type closed form"
+"""What every figure of the two-type model is, as ``tiersim analytic``'s lines and the run's
+report name it (:func:`closed_form_words`)."""
+
+
+def closed_form_words(inputs: str) -> str:
+    """Where a closed-form figure comes from: :data:`CLOSED_FORM` and the inputs it was given,
+    e.g. "two-type closed form of p / eps / delta and dc"."""
+    return f"{CLOSED_FORM} of {inputs}"
+
+
 def mean_loss(p: float, eps: float, delta: float) -> float:
     """L = p eps + (1 - p) delta: the cheap tier's accuracy loss over all requests."""
     return p * eps + (1.0 - p) * delta

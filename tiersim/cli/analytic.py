@@ -35,7 +35,7 @@ from tiersim.cli.analytic_prices import _fleet_uniform, _prices, _uniform_at_flo
 # the names imported "as" themselves: tests import them from here
 from tiersim.cli.analytic_text import _estimate_lines as _estimate_lines
 from tiersim.cli.analytic_text import accuracy_words as accuracy_words
-from tiersim.cli.analytic_text import render, render_note
+from tiersim.cli.analytic_text import figure_sources, render, render_note
 from tiersim.cli.usage import echo, expand_home, number_flag, scenario_help, unsigned_zero
 from tiersim.errors import ScenarioError, TiersimError, baseline_only
 from tiersim.scenario_where import _short
@@ -115,6 +115,8 @@ def analytic(
         out["estimated_from"] = est
         if "at_floor" in out:
             out["at_floor"] = _uniform_at_floor(out["at_floor"], model, est, fleet_pick)
+    given = tuple(flag for flag, value in (("--c0", c0), ("--dc", dc)) if value is not None)
+    out["sources"] = figure_sources(out, given)
     echo(json.dumps(out, indent=1) if as_json else render(out))
 
 

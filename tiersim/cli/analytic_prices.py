@@ -77,12 +77,23 @@ def _prices(scn, served, pair, source: str, given: tuple, est: dict) -> tuple:
         hourly = (f": each fleet's USD/hour on all {pair[0].name}'s duration"
                   if scn.cost_model == "provisioned" else "")
         est["costs"] = (f"costs in USD of all requests on uniform fleets sized by simulation "
-                        f"({scn.cost_model} cost{hourly}), as tiersim run prices them")
+                        f"({scn.cost_model} cost{hourly}), as tiersim run prices them, "
+                        f"{_step_words(served[0], pair)}")
         est["per"] = "USD over the workload"
         if priced.note is not None:
             est["note"] = priced.note
         c0, dc = priced.c0, priced.dc
     return (1.0 if c0 is None else c0), (1.0 if dc is None else dc), runs
+
+
+def _step_words(fleet, pair) -> str:
+    """Where the sized fleets' latencies come from, as ``tiersim run`` says it: "step times
+    from fp8: public measured (6 ops) + ...; bf16: ..." for the two compared tiers."""
+    from tiersim.summary import source_label
+
+    names = [t.name for t in pair]
+    return "step times from " + "; ".join(f"{t.name}: {source_label(t)}" for t in fleet.tiers
+                                          if t.name in names)
 
 
 def _scenario_prices(scn, fleet, df, end_s: float, pair, source: str):

@@ -687,7 +687,9 @@ def closed_form_source(run: RunResult, params: dict) -> str:
     dc = (f"all {top}'s USD/hour over all {cheap}'s, on all {cheap}'s duration"
           if s.cost_model == "provisioned" and not s.estimated
           else f"all {top}'s cost less all {cheap}'s")
-    return (f"two-type closed form of p / eps / delta below and the uniform fleets "
+    from tiersim.analytic import closed_form_words
+
+    return (f"{closed_form_words('p / eps / delta below')} and the uniform fleets "
             f"{fleets} ({s.cost_model}): c0 {analytic_number(params.get('c0_usd'))} USD "
             f"(all {cheap}), dc {analytic_number(params.get('dc_usd'))} USD ({dc})")
 

@@ -1,0 +1,87 @@
+"""Round 56 (prov56): every figure ``tiersim analytic`` prints says where it comes from, and a
+profile that does not say where its tables come from (``provenance.source``) is refused."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiersim.analytic import TwoType, summary
+from tiersim.cli import main
+from tiersim.cli.analytic_text import figure_sources, render
+
+EVERY = "two-type closed form of p / eps / delta, c0 / dc and the top tier's accuracy"
+
+
+def _analytic(capsys, *flags: str) -> list[str]:
+    """The lines ``tiersim analytic`` prints for ``flags``."""
+    capsys.readouterr()
+    assert main(["analytic", *flags]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_analytic_from_flags_names_each_lines_source(capsys):
+    """The bare closed form printed dC*, the kink and both frontiers with no word of where
+    they come from, nor that c0, dc and the top tier's accuracy were defaults."""
+    lines = _analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--floor", "0.95")
+    assert lines == [
+        "p = 0.8   eps = 0.01   delta = 0.3   c0 = 0   dc = 1; source: --p / --eps / --delta "
+        "as given, c0 0 by default, dc 1 by default, top tier's accuracy taken as 1 "
+        "(accuracies relative to it)",
+        "dC* = 0.682353 per request (68.2 % of dc) at the kink; source: two-type closed form "
+        "of p / eps / delta and dc",
+        f"kink: 20.0% on the top tier, cost 0.2, accuracy 0.9920; source: {EVERY}",
+        "oracle frontier (cost, accuracy): (0, 0.9320), (0.2, 0.9920), (1, 1.0000); source: "
+        f"{EVERY}",
+        f"static split frontier (cost, accuracy): (0, 0.9320), (1, 1.0000); source: {EVERY}",
+        "at floor 0.9500: oracle 0.06, cheapest uniform 1, static split 0.264706; saving vs "
+        f"uniform 0.94, vs static 0.204706; source: {EVERY}",
+    ]
+
+
+def test_analytic_names_the_prices_given(capsys):
+    lines = _analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--c0", "0.5",
+                      "--dc", "2")
+    assert lines[0].endswith("; source: --p / --eps / --delta / --c0 / --dc as given, top "
+                             "tier's accuracy taken as 1 (accuracies relative to it)")
+    lines = _analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "2")
+    assert lines[0].endswith("; source: --p / --eps / --delta / --dc as given, c0 0 by "
+                             "default, top tier's accuracy taken as 1 (accuracies relative "
+                             "to it)")
+
+
+def test_analytic_json_carries_a_source_for_every_figure(capsys):
+    out = json.loads("\n".join(_analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta",
+                                         "0.3", "--floor", "0.95", "--json")))
+    figures = set(out) - {"params", "sources"}
+    assert set(out["sources"]) == figures | {"params"}
+    assert out["sources"]["dC_star"] == "two-type closed form of p / eps / delta and dc"
+
+
+def test_analytic_on_a_labelled_trace_says_its_prices_were_assumed(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    path = tmp_path / "labels.csv"
+    rng = np.random.default_rng(0)
+    weak = (rng.random(200) < 0.7).astype(int)
+    strong = np.maximum(weak, (rng.random(200) < 0.5).astype(int))
+    pd.DataFrame({"arrival_s": np.arange(200) * 0.1, "input_tokens": 100, "output_tokens": 10,
+                  "correct_weak": weak, "correct_strong": strong}).to_csv(path, index=False)
+    lines = _analytic(capsys, "--trace", str(path), "--cheap", "weak", "--top", "strong")
+    params = next(line for line in lines if line.startswith("p = "))
+    assert params.endswith(f"; source: p / eps / delta and the top tier's accuracy estimated "
+                           f"from {path} (above); c0 = 1, dc = 1 assumed")
+    assert all("; source: " in line for line in lines[lines.index(params):])
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.floats(0.0, 1.0), eps=st.floats(0.0, 0.5), extra=st.floats(0.0, 0.5),
+       dc=st.floats(1e-6, 1e6), floor=st.none() | st.floats(0.0, 1.0))
+def test_every_line_of_the_closed_form_has_a_source(p, eps, extra, dc, floor):
+    """Whatever the inputs, no line of the closed form's answer prints without its source."""
+    out = summary(TwoType(p, eps, eps + extra, dc=dc), floor)
+    out["sources"] = figure_sources(out, ("--dc",))
+    assert all("; source: " in line for line in render(out).splitlines())
