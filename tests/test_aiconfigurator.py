@@ -237,6 +237,7 @@ def test_a_fitted_eager_cost_survives_a_rebuild_and_an_assumed_one_does_not(tmp_
     from tiersim.perf.profile import EagerCost, profile_from_json, save_profile
 
     doc = {"schema": "tiersim.profile/1", "name": "p", "gpu": "H200",
+           "provenance": {"source": "roofline"},
            "overhead_s": {"value": 0.001, "source": "roofline"}, "tables": [],
            "eager_s": {"graph_max_tokens": 512, "per_layer_s": 2e-4, "per_moe_layer_s": 8e-4,
                        "source": "fitted: benchmark X"}}

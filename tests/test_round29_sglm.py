@@ -90,7 +90,8 @@ def test_an_unfitted_overhead_moves_to_another_gpu_as_a_savable_profile(tmp_path
     as moved; an unfitted one stays what it is."""
     from tiersim.perf.profile import Profile, save_profile
 
-    moved = fs.with_h200_fit(Profile("p", "H100", {}, 0.0, "roofline", []), "sglang", "h100_sxm")
+    moved = fs.with_h200_fit(Profile("p", "H100", {"source": "public"}, 0.0, "roofline", []),
+                             "sglang", "h100_sxm")
     assert moved.overhead_source == "roofline"
     assert moved.eager.source.endswith("; applied unchanged to h100_sxm rows")
     save_profile(moved, tmp_path / "h100.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,3 +86,65 @@ def test_every_line_of_the_closed_form_has_a_source(p, eps, extra, dc, floor):
     out = summary(TwoType(p, eps, eps + extra, dc=dc), floor)
     out["sources"] = figure_sources(out, ("--dc",))
     assert all("; source: " in line for line in render(out).splitlines())
+
+
+# --------------------------------------------------------------------- provenance.source
+
+
+def _profile_doc(**provenance) -> dict:
+    """A one-table harness profile with ``provenance`` as given."""
+    return {"schema": "tiersim.profile/1", "name": "mine", "gpu": "H200",
+            "provenance": provenance, "overhead_s": {"value": 1e-3, "source": "harness"},
+            "tables": [{"op": "gemm", "precision": "bf16", "source": "harness",
+                        "key": {"n": 256, "k": 256}, "axes": {"m": [1, 64]},
+                        "latency_s": [1e-5, 2e-5]}]}
+
+
+FIX = ('add "source": "harness" (timed by tiersim calibrate), "public" (published measured '
+       'data) or "roofline" to its "provenance"')
+
+
+@pytest.mark.parametrize(("provenance", "said"), [
+    ({}, "missing"),
+    ({"date": "2026-01-01"}, "missing"),
+    ({"source": None}, "missing"),
+    ({"source": "  "}, 'must name where its tables come from (got "  ")'),
+    ({"source": 5}, "must name where its tables come from (got 5)"),
+])
+def test_a_profile_that_does_not_say_where_it_comes_from_is_refused(provenance, said):
+    """A profile with no provenance.source was read, its figures labelled by the tables' own
+    word alone and its step model named "profile:mine" with no kind."""
+    from tiersim.errors import ProfileError
+    from tiersim.perf.profile import profile_from_json
+
+    with pytest.raises(ProfileError) as err:
+        profile_from_json(_profile_doc(**provenance), "mine.json")
+    assert str(err.value) == f"mine.json: provenance.source: {said}; {FIX}"
+
+
+def test_a_run_on_such_a_profile_is_one_line(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    from test_hostile_inputs import one_error_line, run_cli
+
+    monkeypatch.chdir(tmp_path)
+    tiny = (Path(__file__).parents[1] / "tiersim" / "scenarios" / "tiny.yaml").read_text()
+    (tmp_path / "p.json").write_text(json.dumps(_profile_doc(date="2026-01-01")))
+    (tmp_path / "s.yaml").write_text(tiny.replace("profile: null", "profile: p.json", 1))
+    line = one_error_line(*run_cli(capsys, "run", "s.yaml", "--out", "o"))
+    assert line == f"Error: s.yaml: line 7: profile: p.json: provenance.source: missing; {FIX}"
+
+
+@pytest.mark.parametrize("source", ["harness", "public", "roofline", "my lab's bench"])
+def test_a_profile_that_says_where_it_comes_from_is_read(source):
+    from tiersim.perf.profile import profile_from_json
+
+    assert profile_from_json(_profile_doc(source=source)).provenance["source"] == source
+
+
+def test_every_shipped_profile_says_where_it_comes_from():
+    from tiersim.perf import resolve_profile
+
+    for name in ("h200_aiconfigurator_vllm", "h100_aiconfigurator_vllm",
+                 "b200_aiconfigurator_vllm"):
+        assert resolve_profile(name).provenance["source"] == "public"

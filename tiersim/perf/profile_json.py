@@ -146,6 +146,7 @@ def _profile_from(raw: Any, path: str) -> Profile:
                            "the profile would be read (every step the bare roofline's); give "
                            "its tables, or no profile (profile: null) for the roofline with "
                            "its shipped calibration")
+    _check_provenance_source(prov.get("source"), path)  # last: the file's shape is checked first
     return Profile(
         name=raw["name"],
         gpu=raw["gpu"],
@@ -308,6 +309,23 @@ def _seconds(value: Any, where: str) -> float:
         raise ProfileError(f"{where}: must be a number of seconds from 0 to {MAX_SECONDS:g} "
                            f"(got {shown_json(value)})")
     return float(value)
+
+
+PROVENANCE_SOURCE_FIX = ('add "source": "harness" (timed by tiersim calibrate), "public" '
+                        '(published measured data) or "roofline" to its "provenance"')
+"""How to say where a profile's figures come from, as the refusal of one that does not says it
+(:func:`_check_provenance_source`)."""
+
+
+def _check_provenance_source(value: Any, path: str) -> None:
+    """Refuse a profile whose ``provenance.source`` is missing, ``null`` or blank: nothing would
+    say who made its tables (tiersim calibrate, the importer and the roofline calibration
+    always write it), and its figures would print as sourced by the tables' own word alone."""
+    if isinstance(value, str) and value.strip():
+        return
+    got = ("missing" if value is None else
+           f"must name where its tables come from (got {shown_json(value)})")
+    raise ProfileError(f"{path}: provenance.source: {got}; {PROVENANCE_SOURCE_FIX}")
 
 
 def _provenance(prov: dict) -> dict[str, str]:
