@@ -218,8 +218,9 @@ def test_a_cascades_tier_tables_show_the_passes_its_cheap_tier_ran(tmp_path):
     console = Console(width=200, record=True)
     console.print(tier_table(run))
     text = console.export_text()
-    assert ("tiers (cheapest first; cost $ = provisioned, attrib. $ = busy GPU time; reqs = "
-            "answered there, passes = run there)") in " ".join(text.split())
+    assert ("tiers (cheapest first; p99s, util and KV peak simulated on the step times below; "
+            "cost $ = provisioned, attrib. $ = busy GPU time; reqs = answered there, passes = "
+            "run there)") in " ".join(text.split())
     assert "┃ tier  ┃ reqs ┃ passes ┃ share  ┃" in text
     assert "│ nvfp4 │ 130  │ 191    │ 68.1 % │" in text
     page = html.unescape(re.sub(r"<[^>]+>", "|", (tmp_path / "out" / "report.html").read_text()))

@@ -148,3 +148,32 @@ def test_every_shipped_profile_says_where_it_comes_from():
     for name in ("h200_aiconfigurator_vllm", "h100_aiconfigurator_vllm",
                  "b200_aiconfigurator_vllm"):
         assert resolve_profile(name).provenance["source"] == "public"
+
+
+# --------------------------------------------------------------------- tiersim run's tier table
+
+#: Each figure column of ``tiersim run``'s tier table, and the words in its title or caption
+#: that say where it comes from (counts need none: ``reqs``, ``share``).
+TIER_COLUMN_SOURCES = {"TTFT p99": "p99s, util and KV peak simulated on the step times below",
+                       "TPOT p99": "p99s, util and KV peak simulated on the step times below",
+                       "util": "p99s, util and KV peak simulated on the step times below",
+                       "KV peak": "p99s, util and KV peak simulated on the step times below",
+                       "cost $": "cost $ = provisioned", "attrib. $": "attrib. $ = busy GPU time"}
+
+
+def test_each_figure_of_the_tier_table_names_its_source():
+    """The tier table's KV peak (and its p99s, in the title) had no word of where it came from:
+    its caption named the step times alone, which KV use is not."""
+    from pathlib import Path
+
+    from tiersim.cli.run_summary import tier_table
+    from tiersim.results import RunResult
+
+    run = RunResult.read(Path(__file__).parent / "golden" / "tiny_summary.json")
+    table = tier_table(run)
+    said = f"{table.title} {table.caption}"
+    figures = [c.header for c in table.columns if c.header not in ("tier", "reqs", "share")]
+    assert figures == list(TIER_COLUMN_SOURCES)
+    for column in figures:
+        assert TIER_COLUMN_SOURCES[column] in said, column
+    assert all(f"{t.name}: {t.step_time_source}" in said for t in run.tiers)

@@ -356,6 +356,12 @@ UTIL_FOOTNOTE = "util = share of time a replica runs steps, however full: not he
 counts whole whatever its batch, so a replica near 100% may have room for many more."""
 
 
+TIER_FIGURES_WORDS = "p99s, util and KV peak simulated on the step times below"
+"""Where the tier table's latency, utilization and KV figures come from, in its title, as the
+report's per-tier caption says it: its caption's step times ("TTFT p99 0.306 s" and "KV peak
+4.85 %" had a source only for their step times, a line below, and none for the KV figure)."""
+
+
 def tier_table(r: RunResult):
     """Per-tier numbers, with each tier's step-time source."""
     from rich.table import Table
@@ -365,8 +371,8 @@ def tier_table(r: RunResult):
     passes = r.passes_differ()
     e2e = any(t.e2e_p99_s is not None for t in r.tiers)  # held (slo.e2e_p99_s): each tier's
     said = "; reqs = answered there, passes = run there" if passes else ""
-    table = Table(title=f"tiers (cheapest first; cost $ = {r.cost_model}, attrib. $ = busy GPU "
-                  f"time{said})", title_justify="left")
+    table = Table(title=f"tiers (cheapest first; {TIER_FIGURES_WORDS}; cost $ = {r.cost_model}, "
+                  f"attrib. $ = busy GPU time{said})", title_justify="left")
     table.add_column("tier", overflow="fold")  # a long name folds; a number is never cut
     for col in ("reqs", *(("passes",) if passes else ()), "share", "TTFT p99", "TPOT p99",
                 *(("e2e p99",) if e2e else ()), "util", "KV peak", "cost $", "attrib. $"):
