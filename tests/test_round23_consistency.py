@@ -136,7 +136,8 @@ def test_plan_prints_a_p99_over_its_slo_apart_from_it(tmp_path, capsys, monkeypa
                          tmp_path / "p", "--max-replicas", "1", "--gpus-per-replica", "1",
                          "--slo-tpot-p99", "0.07823767", "--no-report")
     assert code == 0, err
-    assert "  tpot_p99_s: 0.0437 vs limit 0.07823767\n" in out  # 3 figures, as run prints
+    # 3 figures, as run prints
+    assert "  tpot_p99_s: 0.0437 vs limit 0.07823767 (modelled)\n" in out
     assert "(tpot_p99_s 0.078237674 vs limit 0.07823767)" in out
     assert "(tpot_p99_s 0.0955 vs limit 0.07823767)" in out
 

@@ -141,7 +141,8 @@ def _plan_figures(console: str, plan: PlanResult, page: PageTables, run: RunResu
     margins = page.table("Margin on each constraint")
     for name in ("ttft_p99_s", "tpot_p99_s"):
         m = chosen["margins"][name]
-        line = re.search(rf"^  {name}: ({NUMBER.pattern}) vs limit (\S+)$", console, re.M)
+        line = re.search(rf"^  {name}: ({NUMBER.pattern}) vs limit (\S+) \(modelled\)$", console,
+                         re.M)
         figures.add("console", name, line.group(1), m["value"])
         figures.add("report", name, margins[name][1], m["value"])
         figures.add("report", f"{name} margin", margins[name][2], m["margin"])

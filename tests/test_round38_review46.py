@@ -107,8 +107,8 @@ def test_a_tier_scope_plans_latency_lines_name_the_tier_whose_p99_they_give():
     plan = PlanResult(scenario="s", constraints=tier.as_dict(), plan=chosen)
     plan = PlanResult.from_json(json.loads(dumps(plan.to_json())))
     lines = format_plan(plan).splitlines()
-    assert "  ttft_p99_s: 0.364 vs limit 2 (tier bf16's own p99)" in lines
-    assert "  tpot_p99_s: 0.0932 vs limit 0.1 (tier bf16's own p99)" in lines
+    assert "  ttft_p99_s: 0.364 vs limit 2 (tier bf16's own p99; modelled)" in lines
+    assert "  tpot_p99_s: 0.0932 vs limit 0.1 (tier bf16's own p99; modelled)" in lines
     assert "tpot_p99_s (tier bf16&#x27;s own p99)" in plan_section(plan)
     fewer = _outcome((0.1008, 0.1008), {"fp8": (0.303, 0.106), "bf16": (0.364, 0.0932)})
     assert _missed(fewer, tier) == "tpot_p99_s 0.106 vs limit 0.1 (tier fp8's own p99)"

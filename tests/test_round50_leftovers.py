@@ -117,7 +117,7 @@ def test_a_plan_flag_number_is_written_as_its_float(tmp_path, capsys):
     code, out, err = cli(capsys, "plan", path, "--slo-ttft-p99", "5e0", "--accuracy-floor",
                          "5e-1", "--out", tmp_path / "p", "--no-report", "--max-replicas", "2")
     assert code == 0, err
-    assert "ttft_p99_s: 0.334 vs limit 5\n" in out and "vs floor 50.00%" in out
+    assert "ttft_p99_s: 0.334 vs limit 5 (modelled)\n" in out and "vs floor 50.00%" in out
     text = (tmp_path / "p" / "scenario.yaml").read_text()
     assert "!!" not in text and "5e0" not in text and "5e-1" not in text
     planned = yaml.safe_load(text)

@@ -90,7 +90,7 @@ def test_a_plan_notes_under_fleet_and_sizes_under_tier(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0].startswith("plan (10 simulations in ")
     assert lines[0].split("): ")[1].startswith("fp8+bf16: fp8=1x1 GPU, bf16=1x1 GPU;")
-    assert "  e2e_p99_s: 11.5 vs limit 11.57" in lines
+    assert "  e2e_p99_s: 11.5 vs limit 11.57 (modelled)" in lines
     assert ("  note: tier fp8's own e2e_p99_s is 11.60 s, over the 11.57 s SLO, which the "
             "fleet's p99 meets (86% of the requests go to it)") in lines
     plan = json.loads((tmp_path / "f" / "plan.json").read_text())

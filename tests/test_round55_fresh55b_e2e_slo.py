@@ -172,7 +172,7 @@ def test_a_plan_sizes_every_fleet_to_the_end_to_end_limit(tmp_path):
                   str(tmp_path / "p"))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert "  e2e_p99_s: 1.71 vs limit 2.5" in lines
+    assert "  e2e_p99_s: 1.71 vs limit 2.5 (modelled)" in lines
     assert "  one fewer bf16: misses: e2e_p99_s 2.71 vs limit 2.5" in lines  # why 2, not 1
     p99 = ("  p99 TTFT / TPOT / end-to-end (SLOs 2.00 s / 100 ms / 2.50 s): uniform w4a16 "
            "0.219 s / 23.1 ms / 2.43 s; uniform bf16 0.172 s / 22.2 ms / 1.71 s; plan 0.172 s "

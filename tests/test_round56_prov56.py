@@ -43,19 +43,29 @@ def test_analytic_from_flags_names_each_lines_source(capsys):
 
 
 def test_analytic_names_the_prices_given(capsys):
-    lines = _analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--c0", "0.5",
-                      "--dc", "2")
-    assert lines[0].endswith("; source: --p / --eps / --delta / --c0 / --dc as given, top "
-                             "tier's accuracy taken as 1 (accuracies relative to it)")
+    lines = _analytic(
+        capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--c0", "0.5", "--dc", "2"
+    )
+    assert lines[0].endswith(
+        "; source: --p / --eps / --delta / --c0 / --dc as given, top "
+        "tier's accuracy taken as 1 (accuracies relative to it)"
+    )
     lines = _analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--dc", "2")
-    assert lines[0].endswith("; source: --p / --eps / --delta / --dc as given, c0 0 by "
-                             "default, top tier's accuracy taken as 1 (accuracies relative "
-                             "to it)")
+    assert lines[0].endswith(
+        "; source: --p / --eps / --delta / --dc as given, c0 0 by "
+        "default, top tier's accuracy taken as 1 (accuracies relative "
+        "to it)"
+    )
 
 
 def test_analytic_json_carries_a_source_for_every_figure(capsys):
-    out = json.loads("\n".join(_analytic(capsys, "--p", "0.8", "--eps", "0.01", "--delta",
-                                         "0.3", "--floor", "0.95", "--json")))
+    out = json.loads(
+        "\n".join(
+            _analytic(
+                capsys, "--p", "0.8", "--eps", "0.01", "--delta", "0.3", "--floor", "0.95", "--json"
+            )
+        )
+    )
     figures = set(out) - {"params", "sources"}
     assert set(out["sources"]) == figures | {"params"}
     assert out["sources"]["dC_star"] == "two-type closed form of p / eps / delta and dc"
@@ -69,18 +79,32 @@ def test_analytic_on_a_labelled_trace_says_its_prices_were_assumed(tmp_path, cap
     rng = np.random.default_rng(0)
     weak = (rng.random(200) < 0.7).astype(int)
     strong = np.maximum(weak, (rng.random(200) < 0.5).astype(int))
-    pd.DataFrame({"arrival_s": np.arange(200) * 0.1, "input_tokens": 100, "output_tokens": 10,
-                  "correct_weak": weak, "correct_strong": strong}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "arrival_s": np.arange(200) * 0.1,
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "correct_weak": weak,
+            "correct_strong": strong,
+        }
+    ).to_csv(path, index=False)
     lines = _analytic(capsys, "--trace", str(path), "--cheap", "weak", "--top", "strong")
     params = next(line for line in lines if line.startswith("p = "))
-    assert params.endswith(f"; source: p / eps / delta and the top tier's accuracy estimated "
-                           f"from {path} (above); c0 = 1, dc = 1 assumed")
-    assert all("; source: " in line for line in lines[lines.index(params):])
+    assert params.endswith(
+        f"; source: p / eps / delta and the top tier's accuracy estimated "
+        f"from {path} (above); c0 = 1, dc = 1 assumed"
+    )
+    assert all("; source: " in line for line in lines[lines.index(params) :])
 
 
 @settings(max_examples=60, deadline=None)
-@given(p=st.floats(0.0, 1.0), eps=st.floats(0.0, 0.5), extra=st.floats(0.0, 0.5),
-       dc=st.floats(1e-6, 1e6), floor=st.none() | st.floats(0.0, 1.0))
+@given(
+    p=st.floats(0.0, 1.0),
+    eps=st.floats(0.0, 0.5),
+    extra=st.floats(0.0, 0.5),
+    dc=st.floats(1e-6, 1e6),
+    floor=st.none() | st.floats(0.0, 1.0),
+)
 def test_every_line_of_the_closed_form_has_a_source(p, eps, extra, dc, floor):
     """Whatever the inputs, no line of the closed form's answer prints without its source."""
     out = summary(TwoType(p, eps, eps + extra, dc=dc), floor)
@@ -93,24 +117,41 @@ def test_every_line_of_the_closed_form_has_a_source(p, eps, extra, dc, floor):
 
 def _profile_doc(**provenance) -> dict:
     """A one-table harness profile with ``provenance`` as given."""
-    return {"schema": "tiersim.profile/1", "name": "mine", "gpu": "H200",
-            "provenance": provenance, "overhead_s": {"value": 1e-3, "source": "harness"},
-            "tables": [{"op": "gemm", "precision": "bf16", "source": "harness",
-                        "key": {"n": 256, "k": 256}, "axes": {"m": [1, 64]},
-                        "latency_s": [1e-5, 2e-5]}]}
+    return {
+        "schema": "tiersim.profile/1",
+        "name": "mine",
+        "gpu": "H200",
+        "provenance": provenance,
+        "overhead_s": {"value": 1e-3, "source": "harness"},
+        "tables": [
+            {
+                "op": "gemm",
+                "precision": "bf16",
+                "source": "harness",
+                "key": {"n": 256, "k": 256},
+                "axes": {"m": [1, 64]},
+                "latency_s": [1e-5, 2e-5],
+            }
+        ],
+    }
 
 
-FIX = ('add "source": "harness" (timed by tiersim calibrate), "public" (published measured '
-       'data) or "roofline" to its "provenance"')
+FIX = (
+    'add "source": "harness" (timed by tiersim calibrate), "public" (published measured '
+    'data) or "roofline" to its "provenance"'
+)
 
 
-@pytest.mark.parametrize(("provenance", "said"), [
-    ({}, "missing"),
-    ({"date": "2026-01-01"}, "missing"),
-    ({"source": None}, "missing"),
-    ({"source": "  "}, 'must name where its tables come from (got "  ")'),
-    ({"source": 5}, "must name where its tables come from (got 5)"),
-])
+@pytest.mark.parametrize(
+    ("provenance", "said"),
+    [
+        ({}, "missing"),
+        ({"date": "2026-01-01"}, "missing"),
+        ({"source": None}, "missing"),
+        ({"source": "  "}, 'must name where its tables come from (got "  ")'),
+        ({"source": 5}, "must name where its tables come from (got 5)"),
+    ],
+)
 def test_a_profile_that_does_not_say_where_it_comes_from_is_refused(provenance, said):
     """A profile with no provenance.source was read, its figures labelled by the tables' own
     word alone and its step model named "profile:mine" with no kind."""
@@ -145,8 +186,11 @@ def test_a_profile_that_says_where_it_comes_from_is_read(source):
 def test_every_shipped_profile_says_where_it_comes_from():
     from tiersim.perf import resolve_profile
 
-    for name in ("h200_aiconfigurator_vllm", "h100_aiconfigurator_vllm",
-                 "b200_aiconfigurator_vllm"):
+    for name in (
+        "h200_aiconfigurator_vllm",
+        "h100_aiconfigurator_vllm",
+        "b200_aiconfigurator_vllm",
+    ):
         assert resolve_profile(name).provenance["source"] == "public"
 
 
@@ -154,11 +198,14 @@ def test_every_shipped_profile_says_where_it_comes_from():
 
 #: Each figure column of ``tiersim run``'s tier table, and the words in its title or caption
 #: that say where it comes from (counts need none: ``reqs``, ``share``).
-TIER_COLUMN_SOURCES = {"TTFT p99": "p99s, util and KV peak simulated on the step times below",
-                       "TPOT p99": "p99s, util and KV peak simulated on the step times below",
-                       "util": "p99s, util and KV peak simulated on the step times below",
-                       "KV peak": "p99s, util and KV peak simulated on the step times below",
-                       "cost $": "cost $ = provisioned", "attrib. $": "attrib. $ = busy GPU time"}
+TIER_COLUMN_SOURCES = {
+    "TTFT p99": "p99s, util and KV peak simulated on the step times below",
+    "TPOT p99": "p99s, util and KV peak simulated on the step times below",
+    "util": "p99s, util and KV peak simulated on the step times below",
+    "KV peak": "p99s, util and KV peak simulated on the step times below",
+    "cost $": "cost $ = provisioned",
+    "attrib. $": "attrib. $ = busy GPU time",
+}
 
 
 def test_each_figure_of_the_tier_table_names_its_source():
@@ -177,3 +224,27 @@ def test_each_figure_of_the_tier_table_names_its_source():
     for column in figures:
         assert TIER_COLUMN_SOURCES[column] in said, column
     assert all(f"{t.name}: {t.step_time_source}" in said for t in run.tiers)
+
+
+# --------------------------------------------------------------------- tiersim plan's margins
+
+
+def test_each_plan_margin_says_it_is_modelled(tmp_path, capsys):
+    """The plan's "ttft_p99_s: 0.334 vs limit 2" had no source on its line (the step times
+    were named only at the end of the plan's lines), where the accuracy line beside it names
+    its own; the report's margin table had none at all."""
+    import html
+    import re
+
+    capsys.readouterr()
+    assert main(["plan", "tiny", "--out", str(tmp_path / "p"), "--check-seeds", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("plan ("))
+    assert lines[start + 1 : start + 4] == [
+        "  ttft_p99_s: 0.334 vs limit 2 (modelled)",
+        "  tpot_p99_s: 0.0782 vs limit 0.1 (modelled)",
+        "  dropped: 0 vs limit 0 (modelled)",
+    ]
+    assert lines[start + 4].endswith("; source: prior")
+    page = html.unescape(re.sub(r"<[^>]+>", "|", (tmp_path / "p" / "report.html").read_text()))
+    assert "|constraint||limit||value (modelled)||margin (+ is slack)||met|" in page

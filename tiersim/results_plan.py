@@ -41,6 +41,13 @@ def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
     return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
 
 
+MARGIN_SOURCE = "modelled"
+"""Where a plan's margin figures come from, on each margin's line and in the report's margin
+table's header: the plan's p99s and drops are simulated (its last lines name the step times).
+"ttft_p99_s: 0.334 vs limit 2" said nothing of it, where the accuracy line beside it names its
+source."""
+
+
 def whose_p99(margin: dict[str, Any]) -> str:
     """The words after a latency margin's "value vs limit" naming the tier whose own p99 the
     value is, under ``slo_scope: tier`` (the margin's ``tier``:

@@ -16,6 +16,7 @@ from tiersim.results import (
     source_words,
     whose_p99,
 )
+from tiersim.results_plan import MARGIN_SOURCE
 from tiersim.results_savings import split_words
 
 
@@ -65,8 +66,10 @@ def format_plan(result: PlanResult, quality=None) -> str:
                           (chosen.get("accuracy_sources") or {}).get("basis"))
     for name, m in in_margin_order(chosen.get("margins") or {}):
         if name != "accuracy":  # on its own line, with its source
+            whose = whose_p99(m).removesuffix(")") or " ("  # "(tier bf16's own p99; modelled)"
             lines.append(f"  {name}: {_num(m.get('value'))} vs limit "
-                         f"{as_given(m.get('limit'))}{whose_p99(m)}")
+                         f"{as_given(m.get('limit'))}{whose}{'; ' * (whose != ' (')}"
+                         f"{MARGIN_SOURCE})")
     lines.append(_accuracy_line(chosen))
     if chosen.get("router"):  # the settings chosen (--choose), as the report's plan table
         settings = sorted(chosen["router"].items(), key=lambda kv: (kv[0] != "policy", kv[0]))

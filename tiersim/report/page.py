@@ -67,6 +67,7 @@ from tiersim.results import (
     tier_slo_notes,
     whose_p99,
 )
+from tiersim.results_plan import MARGIN_SOURCE
 from tiersim.results_savings import estimate_label, saving_text
 
 CSS = """
@@ -1052,7 +1053,8 @@ def plan_section(plan: PlanResult) -> str:
             + table(["item", "value"], rows)
             + "<h3>Margin on each constraint</h3>"
             + f"<p>{page_text(accuracy_line(chosen))}</p>"
-            + table(["constraint", "limit", "value", "margin (+ is slack)", "met"], margins)
+            + table(["constraint", "limit", f"value ({MARGIN_SOURCE})", "margin (+ is slack)",
+                     "met"], margins)
             + "".join(f"<p>{page_text(line)}</p>" for line in notes)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
