@@ -461,15 +461,16 @@ def verdicts(summary: dict) -> list[str]:
         assert frac == pytest.approx(saved["vs_uniform_frac"], rel=1e-9)
         pct, per = f"{abs(frac) * 100:.3g} %", " per hour" if hourly else ""
         cell = (f"{pct}{per}" if frac >= 0 else f"costs {pct} more{per}") + \
-            f" vs {saved['baseline_uniform_tier']}"
+            f" vs {saved['baseline_uniform_tier']} (uniform fleets simulated)"  # round 56
     return [counts, "yes" if slo else "no", "yes" if floor else "no", cell]
 
 
-PROVISIONED = {1.0: ["7 of 15", "yes", "yes", "costs 57.1 % more per hour vs bf16"],
-               2.0: ["7 of 15", "yes", "yes", "21.4 % per hour vs bf16"],
+SIMULATED = " (uniform fleets simulated)"  # round 56: a simulated saving says so
+PROVISIONED = {1.0: ["7 of 15", "yes", "yes", f"costs 57.1 % more per hour vs bf16{SIMULATED}"],
+               2.0: ["7 of 15", "yes", "yes", f"21.4 % per hour vs bf16{SIMULATED}"],
                4.0: ["7 of 15", "no", "yes", "not comparable: misses its SLOs"]}
-ATTRIBUTED = {1.0: ["7 of 15", "yes", "yes", "40.5 % vs bf16"],
-              2.0: ["7 of 15", "yes", "yes", "51.2 % vs bf16"],
+ATTRIBUTED = {1.0: ["7 of 15", "yes", "yes", f"40.5 % vs bf16{SIMULATED}"],
+              2.0: ["7 of 15", "yes", "yes", f"51.2 % vs bf16{SIMULATED}"],
               4.0: PROVISIONED[4.0]}
 
 

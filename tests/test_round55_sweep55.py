@@ -71,10 +71,10 @@ def test_simulated_baselines_give_the_saving_per_hour_beside_the_same_rates(flee
     assert _point_lines(fleet_sweep["--baselines"][1]) == [
         "  tiers.bf16.replicas 1: cost 7.00 USD/hour (provisioned; 0.206 USD over the run); "
         "router FPR as counts: 2 of 5; meets SLOs: yes; saved vs uniform: costs 100 % more per "
-        "hour vs bf16",
+        "hour vs bf16 (uniform fleets simulated)",
         "  tiers.bf16.replicas 2: cost 10.5 USD/hour (provisioned; 0.309 USD over the run); "
         "router FPR as counts: 2 of 5; meets SLOs: yes; saved vs uniform: costs 200 % more per "
-        "hour vs bf16"]
+        "hour vs bf16 (uniform fleets simulated)"]
     table = pd.read_parquet(fleet_sweep["--baselines"][0] / "sweep.parquet")
     assert table["savings.uniform.bf16.cost_per_hour_usd"].tolist() == [3.5, 3.5]
 

@@ -248,3 +248,37 @@ def test_each_plan_margin_says_it_is_modelled(tmp_path, capsys):
     assert lines[start + 4].endswith("; source: prior")
     page = html.unescape(re.sub(r"<[^>]+>", "|", (tmp_path / "p" / "report.html").read_text()))
     assert "|constraint||limit||value (modelled)||margin (+ is slack)||met|" in page
+
+
+# --------------------------------------------------------------------- a sweep point's saving
+
+
+def test_each_sweep_points_saving_names_what_it_is_against():
+    """A point's simulated saving read bare ("costs 3.20 % more per hour vs bf16") beside an
+    estimate's label: nothing said its baseline was simulated, as the run's source column
+    says ("provisioned; uniform fleets simulated"). Each saving now names its basis."""
+    import pandas as pd
+
+    from tiersim.report.page import point_verdicts
+    from tiersim.results_savings import SIMULATED_WORDS
+
+    sweep = pd.DataFrame(
+        {
+            "point_id": ["p0", "p1", "p2"],
+            "status": ["ok"] * 3,
+            "savings.routed_slo_met": [True] * 3,
+            "savings.routed_floor_met": [None] * 3,
+            "savings.vs_uniform_frac": [0.25, -0.032, 0.1],
+            "savings.vs_uniform_usd": [1.0, -0.1, 0.5],
+            "savings.saving_basis": ["trace", "per_hour", "per_hour"],
+            "savings.method": ["estimated", "simulated", "simulated"],
+            "savings.cost_model": ["attributed", "provisioned", "provisioned"],
+            "savings.baseline_uniform_tier": ["bf16"] * 3,
+        }
+    )
+    cells = point_verdicts(sweep)["saved vs uniform"]
+    assert cells[1:] == [
+        "costs 3.20 % more per hour vs bf16 (uniform fleets simulated)",
+        "10.0 % per hour vs bf16 (uniform fleets simulated)",
+    ]
+    assert all(("(estimate" in cell) != cell.endswith(f"({SIMULATED_WORDS})") for cell in cells)

@@ -264,6 +264,12 @@ def saving_text(frac: float | None, usd: float | None, basis: str | None,
     return dearer_words(frac, usd, basis) or f"{shown}{basis_words(basis, frac)}"
 
 
+SIMULATED_WORDS = "uniform fleets simulated"
+"""Where a simulated saving's baseline comes from, in the words ``tiersim run``'s source column
+gives it and a sweep point's saving carries after it (an estimated one carries
+:func:`estimate_label`'s)."""
+
+
 def estimate_label(estimated: bool, priced_per_request: bool) -> str | None:
     """What an estimated saving is labelled with (:func:`saving_text`): "per-request prices"
     where its costs are exact (:attr:`SavingsResult.priced_per_request`), else "estimate";

@@ -177,7 +177,7 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
     fleet missed what its baselines are held to (simulated or estimated alike, as the report
     says; ``missed``: that in words, with its figures, :meth:`RunResult.missed_words`), an
     estimate labelled as one, a free baseline's gap in USD."""
-    from tiersim.results_savings import estimate_label, saving_text
+    from tiersim.results_savings import SIMULATED_WORDS, estimate_label, saving_text
 
     name = "estimated saving" if saving.estimated else "saved"
     label = f"{name} vs uniform {saving.baseline_uniform_tier}"
@@ -193,7 +193,7 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
         return (label, value,
                 "estimate: per-token attributed cost, not simulated (--baselines simulates)")
     drain = f" ({saving.drain_gap})" if saving.drain_gap else ""  # as tiersim plan says it
-    return (label, value, f"{saving.cost_model}; uniform fleets simulated{drain}")
+    return (label, value, f"{saving.cost_model}; {SIMULATED_WORDS}{drain}")
 
 
 def baseline_table(r: RunResult):

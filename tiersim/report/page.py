@@ -68,7 +68,7 @@ from tiersim.results import (
     whose_p99,
 )
 from tiersim.results_plan import MARGIN_SOURCE
-from tiersim.results_savings import estimate_label, saving_text
+from tiersim.results_savings import SIMULATED_WORDS, estimate_label, saving_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -888,7 +888,10 @@ def _point_saving(row: dict) -> str:
         # fleet of its baseline's USD/hour read as a fleet-cost gap (round 55)
         label = ESTIMATE_WORDS
     said = saving_text(frac, usd, row.get("savings.saving_basis"), label)  # as the console's
-    return f"{said} vs {tier}" if isinstance(tier, str) else said
+    said = f"{said} vs {tier}" if isinstance(tier, str) else said
+    # a simulated saving says so, as the run's source column ("uniform fleets simulated") and
+    # the plan's saving line (", simulated") do: it read bare beside an estimate's label
+    return f"{said} ({SIMULATED_WORDS})" if row.get("savings.method") == "simulated" else said
 
 
 def sweep_note_lines(sweep: pd.DataFrame) -> list[str]:
