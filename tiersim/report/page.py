@@ -1178,7 +1178,9 @@ def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> 
     """A planned split tier's prefill/decode splits and aggregated serving on its GPUs, best
     first, with the one the plan chose (as ``plan`` prints them, a split that drops requests
     with the starred score of its p99s, against the planned SLOs ``constraints``); nothing
-    for no split."""
+    for no split. Where the plan holds an end-to-end limit, which the score reads, each
+    split's p99 end-to-end is a column too, as in ``tiersim disagg`` (review56b: a score over
+    1 beside TTFT and TPOT within their SLOs said nothing of why)."""
     if not split:
         return ""
     from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, score_words, split_drops
@@ -1187,12 +1189,15 @@ def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> 
     limits = (constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"), e2e)
     splits = split.get("splits") or []
     rows = [[r.get("label"), r.get("ttft_p99_s"), r.get("tpot_p99_s"),
-             plan_split_score(r, limits)] for r in splits]
+             *([] if e2e is None else [r.get("e2e_p99_s")]), plan_split_score(r, limits)]
+            for r in splits]
+    heads = ["split", "TTFT p99 (s)", "TPOT p99 (s)", *([] if e2e is None else ["E2E p99 (s)"]),
+             "score"]
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
     star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, splits)) else ""
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
             f"<p>{page_text(f'chosen: {chosen} ({score_words(e2e)}{star})')}</p>"
-            + table(["split", "TTFT p99 (s)", "TPOT p99 (s)", "score"], rows))
+            + table(heads, rows))
 
 
 def figure_html(panel: Panel) -> str:
