@@ -277,12 +277,17 @@ PLAN_FIELDS = {"replicas": "an object", "gpus_per_replica": "an object", "router
                "margins": "an object", "savings": "an object", "one_fewer": "an object",
                "tiers": "a list", "per_tier": "an object", "accuracy_sources": "an object",
                "design": "a text", "cost_model": "a text", "cost_usd": "a number >= 0",
-               "cost_per_hour_usd": "a number >= 0", "ttft_p99_s": "a number >= 0"}
-"""The chosen plan's fields the report reads, and their kinds."""
+               "cost_per_hour_usd": "a number >= 0", **dict.fromkeys(
+                   ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s"), "a number >= 0")}
+"""The chosen plan's fields the report reads, and their kinds (its p99s: the p99 line reads
+TPOT beside TTFT, and since round 56 the fleet's end-to-end and task latency where held; as
+text each ended the report in a TypeError until review56b)."""
 
 DESIGN_FIELDS = {"replicas": "an object", "router": "an object", "design": "a text",
-                 "missed": "a text", "cost_usd": "a number >= 0", "ttft_p99_s": "a number >= 0",
-                 "ok": "true or false", "baseline_only": "true or false"}
+                 "missed": "a text", "cost_usd": "a number >= 0", "ok": "true or false",
+                 "baseline_only": "true or false", **dict.fromkeys(
+                     ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s"),
+                     "a number >= 0")}
 """The fields of a runner-up, uniform fleet or evaluated fleet the report reads (the plan
 search figure draws an evaluated fleet by its ``ok`` and ``baseline_only`` flags)."""
 
@@ -302,13 +307,16 @@ ONE_FEWER_FIELDS = {"replicas": "a whole number >= 0", "verdict": "a text"}
 PER_TIER_FIELDS = {"prefill": "a whole number >= 0"}
 """The fields of each tier's own figures the report shows (its prefill replicas: a split)."""
 
-SPLIT_FIELDS = {"tier": "a text", "chosen": "an object", "splits": "a list"}
+SPLIT_FIELDS = {"tier": "a text", "chosen": "an object", "splits": "a list",
+                "wall_s": "a number >= 0"}
 """The fields of a planned tier's prefill/decode splits (``disaggregation`` and each of
-``other_splits``) the report reads."""
+``other_splits``) the report reads (``wall_s``, round 56: the head line's split comparison)."""
 
 SPLIT_ROW_FIELDS = {"label": "a text", "ttft_p99_s": "a number >= 0",
-                    "tpot_p99_s": "a number >= 0", "score": "a number"}
-"""The fields of each split the report shows (a score of null is an infinite one)."""
+                    "tpot_p99_s": "a number >= 0", "e2e_p99_s": "a number >= 0",
+                    "score": "a number"}
+"""The fields of each split the report shows (a score of null is an infinite one; its p99
+end-to-end where the plan holds that limit, round 56)."""
 
 
 def check_plan_shape(doc: dict[str, Any], path: Path) -> None:
