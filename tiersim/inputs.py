@@ -639,11 +639,23 @@ class PrefillSteps:
         self._at: dict[int, np.ndarray] = {}
 
     def _together(self, tokens: int, count: int) -> float:
-        """Seconds of the steps that prefill ``count`` prompts of ``tokens`` tokens together."""
+        """Seconds of the steps that prefill ``count`` prompts of ``tokens`` tokens together.
+        Where ``count`` is more than 1 and the round spills past its first step, its last,
+        part-filled step is charged its share (its tokens over a full step's) of a full step:
+        the rounds run back to back, so the next round's first chunks fill the rest of it, as
+        the engine fills a step's budget with whichever prompts wait. Charged whole, that step
+        cost a step's overhead per round for a few tokens, and the price rose with the load
+        (review56b: 73.9 -> 83.0 ms a request, 3,000-token prompts, 17 -> 18 requests/s)."""
         chunk = max(1, self.budget // count)
-        return sum(self.model.step_time(StepShape(
-            prefill_chunks=((min(chunk, tokens - start), start),) * count))
-            for start in range(0, tokens, chunk))
+        seconds = 0.0
+        for start in range(0, tokens, chunk):
+            size = min(chunk, tokens - start)
+            if count > 1 and start > 0 and size < chunk:
+                full = StepShape(prefill_chunks=((chunk, start),) * count)
+                seconds += self.model.step_time(full) * size / chunk
+            else:
+                seconds += self.model.step_time(StepShape(prefill_chunks=((size, start),) * count))
+        return seconds
 
     def whole(self, count: int) -> np.ndarray:
         """:meth:`held` at a whole ``count`` of prompts (cached)."""
