@@ -90,7 +90,8 @@ def test_the_run_notes_a_tier_over_an_slo_the_fleet_meets_as_the_plan_does(runs)
     text = " ".join(proc.stdout.split())
     bf16 = summary["tiers"]["bf16"]
     assert summary["tpot_p99_s"] <= 0.1 < bf16["tpot_p99_s"]
-    assert ("note: tier bf16's own tpot_p99_s is 0.110 s, over the 0.1 s SLO, which the fleet's "
+    assert ("note: tier bf16's own tpot_p99_s is 0.110 s (modelled), "
+            "over the 0.1 s SLO, which the fleet's "
             "p99 meets (49% of the requests go to it)") in text
     assert "note: tier fp8's own" not in text
 

@@ -602,7 +602,8 @@ def test_a_plan_names_a_tier_whose_own_p99_is_over_the_slo():
     chosen = {"per_tier": {"fp8": {"requests": 72, "tpot_p99_s": 0.08, "ttft_p99_s": 0.4},
                            "bf16": {"requests": 28, "tpot_p99_s": 0.131, "ttft_p99_s": 0.5}}}
     lines = _tiers_over_slo(chosen, {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1})
-    assert lines == ["  note: tier bf16's own tpot_p99_s is 0.131 s, over the 0.1 s SLO, which "
+    assert lines == ["  note: tier bf16's own tpot_p99_s is 0.131 s (modelled), "
+                     "over the 0.1 s SLO, which "
                      "the fleet's p99 meets (28% of the requests go to it)"]
 
 

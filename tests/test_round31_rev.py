@@ -85,7 +85,8 @@ def test_a_tier_over_the_slo_by_less_than_3_figures_reads_over():
               "per_tier": {"a": {"ttft_p99_s": 1.0004, "requests": 10},
                            "b": {"ttft_p99_s": 0.5, "requests": 30}}}
     assert _tiers_over_slo(chosen, {"ttft_p99_s": 1.0}) == [
-        "  note: tier a's own ttft_p99_s is 1.0004 s, over the 1 s SLO, which the fleet's p99 "
+        "  note: tier a's own ttft_p99_s is 1.0004 s (modelled), "
+        "over the 1 s SLO, which the fleet's p99 "
         "meets (25% of the requests go to it)"]
 
 

@@ -70,7 +70,8 @@ def test_the_report_gives_the_note_on_a_tier_over_an_slo_the_fleet_meets():
     over = dataclasses.replace(run, tiers=tiers, tpot_p99_s=0.0947, slo_tpot_p99_s=0.1)
     share = f"{next(t.share for t in tiers if t.name == 'bf16'):.0%}"
     assert notes_section(over) == (
-        "<h3>Notes</h3><ul><li>tier bf16&#x27;s own tpot_p99_s is 0.110 s, over the 0.1 s SLO, "
+        "<h3>Notes</h3><ul><li>tier bf16&#x27;s own tpot_p99_s is 0.110 s (modelled), "
+        "over the 0.1 s SLO, "
         f"which the fleet&#x27;s p99 meets ({share} of the requests go to it)</li></ul>")
     assert notes_section(dataclasses.replace(over, slo_scope="tier")) == ""
 

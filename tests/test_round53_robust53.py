@@ -260,10 +260,12 @@ def test_a_robust_tier_over_its_slo_gives_the_most_any_seed_sent_it():
               "per_seed": [{"seed": 0, "shares": {"fp8": 0.9, "bf16": 0.1}},
                            {"seed": 1, "shares": {"fp8": 1.0, "bf16": 0.0}}]}
     assert _tiers_over_slo(chosen, limits, robust) == [
-        "  note: tier fp8's own tpot_p99_s is 0.120 s, over the 0.1 s SLO, which the fleet's "
+        "  note: tier fp8's own tpot_p99_s is 0.120 s (modelled), "
+        "over the 0.1 s SLO, which the fleet's "
         "p99 meets (up to 100% of the requests go to it at a seed sized for)"]
     assert _tiers_over_slo(chosen, limits) == [  # a plan of one seed: as before
-        "  note: tier fp8's own tpot_p99_s is 0.120 s, over the 0.1 s SLO, which the fleet's "
+        "  note: tier fp8's own tpot_p99_s is 0.120 s (modelled), "
+        "over the 0.1 s SLO, which the fleet's "
         "p99 meets (56% of the requests go to it)"]
 
 

@@ -45,7 +45,8 @@ def runs(tmp_path_factory):
     return out
 
 
-NOTE = ("note: tier bf16's own e2e_p99_s is 15.2 s, over the 14 s SLO, which the fleet's p99 "
+NOTE = ("note: tier bf16's own e2e_p99_s is 15.2 s (modelled), "
+        "over the 14 s SLO, which the fleet's p99 "
         "meets (47% of the requests go to it)")
 
 
@@ -91,7 +92,8 @@ def test_a_plan_notes_under_fleet_and_sizes_under_tier(tmp_path):
     assert lines[0].startswith("plan (10 simulations in ")
     assert lines[0].split("): ")[1].startswith("fp8+bf16: fp8=1x1 GPU, bf16=1x1 GPU;")
     assert "  e2e_p99_s: 11.5 vs limit 11.57 (modelled)" in lines
-    assert ("  note: tier fp8's own e2e_p99_s is 11.60 s, over the 11.57 s SLO, which the "
+    assert ("  note: tier fp8's own e2e_p99_s is 11.60 s (modelled), "
+            "over the 11.57 s SLO, which the "
             "fleet's p99 meets (86% of the requests go to it)") in lines
     plan = json.loads((tmp_path / "f" / "plan.json").read_text())
     assert {k: round(t["e2e_p99_s"], 3) for k, t in plan["plan"]["per_tier"].items()} == \
@@ -99,7 +101,7 @@ def test_a_plan_notes_under_fleet_and_sizes_under_tier(tmp_path):
     # the planned run's own tier figure is the plan's, to summary.json's digits
     summary = json.loads((tmp_path / "f" / "summary.json").read_text())
     assert summary["tiers"]["fp8"]["e2e_p99_s"] == plan["plan"]["per_tier"]["fp8"]["e2e_p99_s"]
-    assert "own e2e_p99_s is 11.60 s" in (tmp_path / "f" / "report.html").read_text()
+    assert "own e2e_p99_s is 11.60 s (modelled)" in (tmp_path / "f" / "report.html").read_text()
 
     out = run_cli("plan", str(_scenario(tmp_path, "tier", 11.57, 0.92)), "--check-seeds", "0",
                   "--out", str(tmp_path / "t"))

@@ -223,9 +223,13 @@ def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share
     requests together, and the ``share`` of them sent to that tier may see worse. The value to
     more than 3 figures where 3 would print it as the limit (:func:`over_digits`). ``seeds``: a
     plan sized for several seeds (``--robust``), whose p99s are the worst over them and
-    ``share`` the most any of them sent the tier ("up to ... at a seed sized for")."""
+    ``share`` the most any of them sent the tier ("up to ... at a seed sized for"). The value
+    says it is modelled (:data:`~tiersim.results.MARGIN_SOURCE`), as the plan's margin lines
+    beside it do: "is 0.110 s (modelled), over the 0.1 s SLO" (it read bare)."""
+    from tiersim.results_plan import MARGIN_SOURCE  # results_plan imports this module
+
     shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
     which = (f"up to {percent_text(share, 0)} of the requests go to it at a seed sized for"
              if seeds else f"{percent_text(share, 0)} of the requests go to it")
-    return (f"note: tier {tier}'s own {metric} is {shown}, over the {as_given(limit)} s SLO, "
-            f"which the fleet's p99 meets ({which})")
+    return (f"note: tier {tier}'s own {metric} is {shown} ({MARGIN_SOURCE}), over the "
+            f"{as_given(limit)} s SLO, which the fleet's p99 meets ({which})")
