@@ -433,6 +433,33 @@ class SavingsResult:
         fleets' SLOs are not simulated."""
         return self.estimated and self.cost_model == "fixed_per_request"
 
+    def closed_form_prices(self, cheap: str, top: str) -> tuple[str, str]:
+        """How the closed form's c0 and dc are priced from these uniform fleets (``cheap`` and
+        ``top``: the two compared tiers), in words: how the fleets were costed ("sized by
+        simulation"), and what dc is ("all bf16's USD/hour over all fp8's, on all fp8's
+        duration" under provisioned cost, where the fleets are sized; else "all bf16's cost
+        less all fp8's"). The report's closed-form row and summary.json's ``analytic.sources``
+        both say them."""
+        fleets = ("priced per request, every request once" if self.priced_per_request else
+                  "estimated from this run's per-token cost" if self.estimated
+                  else "sized by simulation")
+        dc = (f"all {top}'s USD/hour over all {cheap}'s, on all {cheap}'s duration"
+              if self.cost_model == "provisioned" and not self.estimated
+              else f"all {top}'s cost less all {cheap}'s")
+        return fleets, dc
+
+    def closed_form_sources(self, cheap: str, top: str) -> dict[str, str]:
+        """Where the closed form's figures in a summary's ``analytic.params`` come from, by
+        key (summary.json's ``analytic.sources``): dC* is the two-type closed form
+        (:func:`tiersim.analytic.closed_form_words`) of p / eps / delta and dc; c0 and dc are
+        priced from these uniform fleets (:meth:`closed_form_prices`), in their cost model."""
+        from tiersim.analytic import closed_form_words  # it imports tiersim.results
+
+        fleets, dc = self.closed_form_prices(cheap, top)
+        basis = f"the uniform fleets {fleets} ({self.cost_model})"
+        return {"dC_star_usd": closed_form_words("p / eps / delta and dc"),
+                "c0_usd": f"all {cheap}'s cost; {basis}", "dc_usd": f"{dc}; {basis}"}
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields; ``uniform`` as a map tier name -> baseline."""
         out = _fields(self)

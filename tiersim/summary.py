@@ -565,7 +565,10 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     Returns ``{}`` with fewer than two tiers or no savings, and ``{"note": why}`` where the
     model does not apply (nothing served, a tier's uniform fleet meeting the SLOs at no size,
     the top tier not dearer, or the cheap tier more accurate). ``dC_star_usd`` is the largest
-    saving routing can have over a static split under that model.
+    saving routing can have over a static split under that model. ``sources`` says where
+    ``dC_star_usd``, ``c0_usd`` and ``dc_usd`` come from
+    (:meth:`~tiersim.results.SavingsResult.closed_form_sources`), as the report's closed-form
+    row does.
     """
     from tiersim.analytic import (
         TwoType,
@@ -602,6 +605,7 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
         "params": {"cheap": pair[0].name, "top": pair[1].name, "p": est["p"],
                    "eps": est["eps"], "delta": est["delta"], "c0_usd": c0, "dc_usd": dc,
                    "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
+        "sources": savings.closed_form_sources(pair[0].name, pair[1].name),
     }
 
 

@@ -683,11 +683,7 @@ def closed_form_source(run: RunResult, params: dict) -> str:
     costs; under provisioned cost dc is the top fleet's USD/hour over the cheap one's, on the
     cheap fleet's duration), so the row can be recomputed from the page."""
     cheap, top, s = params.get("cheap"), params.get("top"), run.savings
-    fleets = ("priced per request, every request once" if s.priced_per_request else
-              "estimated from this run's per-token cost" if s.estimated else "sized by simulation")
-    dc = (f"all {top}'s USD/hour over all {cheap}'s, on all {cheap}'s duration"
-          if s.cost_model == "provisioned" and not s.estimated
-          else f"all {top}'s cost less all {cheap}'s")
+    fleets, dc = s.closed_form_prices(cheap, top)  # as summary.json's analytic.sources says
     from tiersim.analytic import closed_form_words
 
     return (f"{closed_form_words('p / eps / delta below')} and the uniform fleets "
