@@ -146,6 +146,8 @@ def test_without_robust_the_plan_json_is_the_old_one(tmp_path, monkeypatch):
     data["seed_check"].pop("wall_s")
     # round 53 (plan53) added the plan's accuracy interval, no part of --robust: left out too
     assert len(data["plan"].pop("accuracy_ci95")) == 2
+    # round 56 (prov56b) added where the figures come from, no part of --robust: left out too
+    assert set(data.pop("sources")) == {"latency", "cost", "cost_per_hour"}
     text = json.dumps(data, sort_keys=True)
     assert hashlib.sha256(text.encode()).hexdigest() == OLD_PLAN_JSON
 

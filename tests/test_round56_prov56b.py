@@ -54,3 +54,73 @@ def test_closed_form_sources_under_provisioned_simulated_fleets():
         "dC_star_usd": "two-type closed form of p / eps / delta and dc",
         "c0_usd": f"all fp8's cost; {basis}",
         "dc_usd": f"all bf16's USD/hour over all fp8's, on all fp8's duration; {basis}"}
+
+
+# ------------------------------------------------------------- plan.json: sources of figures
+
+STEPS = ("w4a16: fitted on another GPU's serving rows (1 op) + fitted on measured serving rows "
+         "(1 op) + roofline (4 ops) + roofline, calibrated on H200's measured tables (1 op); "
+         "bf16: fitted on measured serving rows (2 ops) + roofline (4 ops)")
+PRICES = "w4a16 3.5, bf16 3.5 USD per GPU-hour (the scenario's cost_per_gpu_hour)"
+
+
+def test_plan_json_says_where_its_latencies_and_costs_come_from(tmp_path, capsys):
+    """plan.json named the source of its designs' accuracies alone (``plan.accuracy_sources``);
+    their latencies and costs had none, where the planned run's summary.json has ``sources``.
+    The latency words are the plan's own last line's; they read back (``tiersim report``)."""
+    import json
+
+    from tiersim.cli import main
+    from tiersim.results import PlanResult
+
+    capsys.readouterr()
+    assert main(["plan", "tiny", "--out", str(tmp_path / "p"), "--check-seeds", "0",
+                 "--no-report"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    data = json.loads((tmp_path / "p" / "plan.json").read_text())
+    assert data["sources"] == {
+        "latency": f"simulated, step times from {STEPS}",
+        "cost": f"provisioned GPUs x duration x $/GPU-hour at {PRICES}",
+        "cost_per_hour": f"provisioned GPUs x $/GPU-hour at {PRICES}"}
+    assert f"latencies simulated, step times from {STEPS}" in lines
+    assert PlanResult.from_json(data).sources == data["sources"]
+
+
+def test_a_plan_json_without_sources_reads_as_before_and_a_bad_one_is_one_line():
+    """A plan.json written before round 56 has no ``sources``: it reads, and is written back,
+    without one; a ``sources`` that is no map of texts is refused in one line."""
+    import pytest
+
+    from tiersim.errors import TiersimError
+    from tiersim.results import PlanResult
+
+    old = {"scenario": "tiny", "constraints": {"ttft_p99_s": 2.0}, "plan": None}
+    plan = PlanResult.from_json(old)
+    assert plan.sources is None and "sources" not in plan.to_json()
+    with pytest.raises(TiersimError) as err:
+        PlanResult.from_json({**old, "sources": {"latency": 3}})
+    assert str(err.value) == ("plan.json: malformed plan ('plan.sources.latency': input should "
+                              "be a valid string, got 3); rerun `tiersim plan` to rewrite it")
+
+
+def test_plan_sources_name_each_gpu_count_where_its_step_times_differ(monkeypatch):
+    """A tier whose step times come from other tables at another GPU count is named at each
+    (``fp8@2``, as plan.json labels designs); one read alike at every count is named once.
+    Under per-request prices the cost names each tier's price per request."""
+    from types import SimpleNamespace
+
+    from tiersim.plan import sources
+
+    monkeypatch.setattr(sources, "step_words", lambda built: built)
+    assert sources.latency_words([("fp8", 1, "measured"), ("fp8", 2, "roofline"),
+                                  ("bf16", 1, "measured"), ("bf16", 2, "measured")]) == (
+        "simulated, step times from fp8: measured; fp8@2: roofline; bf16: measured")
+    assert sources.latency_words([]) == "simulated"
+    tiers = [SimpleNamespace(name="fp8", cost_per_request_usd=0.0002, cost_per_gpu_hour=2.5),
+             SimpleNamespace(name="bf16", cost_per_request_usd=0.0004, cost_per_gpu_hour=4.0)]
+    assert sources.cost_words("fixed_per_request", tiers) == (
+        "price per request at fp8 0.0002, bf16 0.0004 USD (the scenario's "
+        "cost_per_request_usd)")
+    assert sources.cost_words("attributed", tiers) == (
+        "modelled busy GPU time x $/GPU-hour at fp8 2.5, bf16 4 USD per GPU-hour (the "
+        "scenario's cost_per_gpu_hour)")

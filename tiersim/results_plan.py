@@ -347,6 +347,15 @@ class PlanResult:
     does; None, and not written, where seeds were checked or no fleet was planned (a plan.json
     written before round 55 reads as before, and its report without that line)."""
 
+    sources: dict[str, str] | None = None
+    """Where every design's latency and cost figures come from, in words
+    (:func:`tiersim.plan.sources.plan_sources`): ``latency`` (simulated, on the step times of
+    each tier at the GPU counts its designs ran), ``cost`` (the cost model and the prices it
+    reads) and ``cost_per_hour`` (provisioned GPUs x USD per GPU-hour, every design's
+    ``cost_per_hour_usd``), as the planned run's summary.json ``sources`` says its own; None,
+    and not written, where the evaluator says nothing of it (a plan.json written before round
+    56 reads as before)."""
+
     @property
     def splits(self) -> list[dict[str, Any]]:
         """Every prefill/decode split the plan chose: ``disaggregation``, then
@@ -358,7 +367,7 @@ class PlanResult:
         """Plain JSON fields (the content of plan.json); ``robust`` only where the plan was
         sized for several seeds."""
         out = _fields(self)
-        for key in ("robust", "current", "seed_check_none"):  # written only where asked for
+        for key in ("robust", "current", "seed_check_none", "sources"):  # only where given
             if out.get(key) is None:
                 out.pop(key, None)
         return out

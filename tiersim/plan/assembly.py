@@ -69,7 +69,18 @@ class PlanAssembly:
             + self._floor_unreached(results),
             simulations=self.evaluator.simulations, wall_s=time.perf_counter() - t0,
             evaluated=tuple(self.judged), cost_model=getattr(self.evaluator, "cost_model", None),
+            sources=self._figure_sources(),
         )
+
+    def _figure_sources(self) -> dict[str, str] | None:
+        """plan.json ``sources``: where the designs' latencies and costs come from
+        (:func:`tiersim.plan.sources.plan_sources`); None for a stand-in evaluator, which
+        simulates nothing."""
+        if not hasattr(self.evaluator, "simulated"):
+            return None
+        from tiersim.plan.sources import plan_sources
+
+        return plan_sources(self.evaluator)
 
     def _floor_unreached(self, results: list[DesignResult]) -> str:
         """The fix when every design missed the accuracy floor (a routed design may miss it
