@@ -124,3 +124,5 @@ def test_plan_sources_name_each_gpu_count_where_its_step_times_differ(monkeypatc
     assert sources.cost_words("attributed", tiers) == (
         "modelled busy GPU time x $/GPU-hour at fp8 2.5, bf16 4 USD per GPU-hour (the "
         "scenario's cost_per_gpu_hour)")
+    assert sources.cost_words("provisioned", []) == "provisioned GPUs x duration x $/GPU-hour"
+    assert sources.gpu_hour_words(sources.PER_HOUR_WORDS, []) == "provisioned GPUs x $/GPU-hour"

@@ -25,10 +25,11 @@ def plan_sources(evaluator) -> dict[str, str]:
     """plan.json ``sources`` of a plan searched by ``evaluator`` (a
     :class:`tiersim.plan.evaluate.SimEvaluator`, or one per seed under ``--robust``, which
     answers for its first): ``latency``, ``cost`` and ``cost_per_hour``, each in words."""
-    layouts = simulated_layouts(evaluator)
-    tiers = [evaluator.by_name[name] for name in dict.fromkeys(name for name, _ in layouts)]
-    return {"latency": latency_words([(name, gpus, evaluator.built(name, gpus))
-                                      for name, gpus in layouts]),
+    built = [(name, gpus, evaluator.built(name, gpus))
+             for name, gpus in simulated_layouts(evaluator)]
+    built = [layout for layout in built if layout[2] is not None]  # every simulated one is
+    tiers = [evaluator.by_name[name] for name in dict.fromkeys(name for name, _, _ in built)]
+    return {"latency": latency_words(built),
             "cost": cost_words(evaluator.cost_model, tiers),
             "cost_per_hour": gpu_hour_words(PER_HOUR_WORDS, tiers)}
 
@@ -72,7 +73,10 @@ def step_words(built) -> str:
 def cost_words(cost_model: str, tiers) -> str:
     """A ledger in words with the scenario's prices it reads, per tier: "provisioned GPUs x
     duration x $/GPU-hour at fp8 3.5, bf16 3.5 USD per GPU-hour (the scenario's
-    cost_per_gpu_hour)"; under ``fixed_per_request`` each tier's ``cost_per_request_usd``."""
+    cost_per_gpu_hour)"; under ``fixed_per_request`` each tier's ``cost_per_request_usd``;
+    the ledger alone with no tier (no design simulated)."""
+    if not tiers:
+        return costs.COST_WORDS[cost_model]
     if cost_model == "fixed_per_request":
         prices = ", ".join(f"{t.name} {as_given(t.cost_per_request_usd)}" for t in tiers)
         return (f"{costs.COST_WORDS[cost_model]} at {prices} USD (the scenario's "
@@ -82,6 +86,8 @@ def cost_words(cost_model: str, tiers) -> str:
 
 def gpu_hour_words(ledger: str, tiers) -> str:
     """``ledger`` at each tier's USD per GPU-hour: "... at fp8 3.5, bf16 3.5 USD per GPU-hour
-    (the scenario's cost_per_gpu_hour)"."""
+    (the scenario's cost_per_gpu_hour)"; ``ledger`` alone with no tier."""
+    if not tiers:
+        return ledger
     prices = ", ".join(f"{t.name} {as_given(t.cost_per_gpu_hour)}" for t in tiers)
     return f"{ledger} at {prices} USD per GPU-hour (the scenario's cost_per_gpu_hour)"
