@@ -12,10 +12,12 @@ def test_a_tier_over_an_slo_says_its_p99_is_modelled():
     beside the plan's margin lines' "(modelled)"."""
     assert tier_over_slo_note("bf16", "tpot_p99_s", 0.110, 0.1, 0.49) == (
         "note: tier bf16's own tpot_p99_s is 0.110 s (modelled), over the 0.1 s SLO, which "
-        "the fleet's p99 meets (49% of the requests go to it)")
+        "the fleet's p99 meets (49% of the requests go to it)"
+    )
     assert tier_over_slo_note("fp8", "e2e_p99_s", 11.598, 11.57, 1.0, seeds=True) == (
         "note: tier fp8's own e2e_p99_s is 11.60 s (modelled), over the 11.57 s SLO, which "
-        "the fleet's p99 meets (up to 100% of the requests go to it at a seed sized for)")
+        "the fleet's p99 meets (up to 100% of the requests go to it at a seed sized for)"
+    )
 
 
 def test_a_runs_closed_form_says_where_dc_star_c0_and_dc_come_from():
@@ -34,7 +36,8 @@ def test_a_runs_closed_form_says_where_dc_star_c0_and_dc_come_from():
     assert written["analytic"]["sources"] == {
         "dC_star_usd": "two-type closed form of p / eps / delta and dc",
         "c0_usd": f"all w4a16's cost; {basis}",
-        "dc_usd": f"all bf16's cost less all w4a16's; {basis}"}
+        "dc_usd": f"all bf16's cost less all w4a16's; {basis}",
+    }
     read = RunResult.from_json(json.loads(json.dumps(written)))  # reads back as written
     assert read.analytic["sources"] == written["analytic"]["sources"]
 
@@ -47,20 +50,24 @@ def test_closed_form_sources_under_provisioned_simulated_fleets():
     from tests.test_golden import GOLDEN
     from tiersim.results import RunResult
 
-    savings = dataclasses.replace(RunResult.read(GOLDEN).savings, method="simulated",
-                                  cost_model="provisioned")
+    savings = dataclasses.replace(
+        RunResult.read(GOLDEN).savings, method="simulated", cost_model="provisioned"
+    )
     basis = "the uniform fleets sized by simulation (provisioned)"
     assert savings.closed_form_sources("fp8", "bf16") == {
         "dC_star_usd": "two-type closed form of p / eps / delta and dc",
         "c0_usd": f"all fp8's cost; {basis}",
-        "dc_usd": f"all bf16's USD/hour over all fp8's, on all fp8's duration; {basis}"}
+        "dc_usd": f"all bf16's USD/hour over all fp8's, on all fp8's duration; {basis}",
+    }
 
 
 # ------------------------------------------------------------- plan.json: sources of figures
 
-STEPS = ("w4a16: fitted on another GPU's serving rows (1 op) + fitted on measured serving rows "
-         "(1 op) + roofline (4 ops) + roofline, calibrated on H200's measured tables (1 op); "
-         "bf16: fitted on measured serving rows (2 ops) + roofline (4 ops)")
+STEPS = (
+    "w4a16: fitted on another GPU's serving rows (1 op) + fitted on measured serving rows "
+    "(1 op) + roofline (4 ops) + roofline, calibrated on H200's measured tables (1 op); "
+    "bf16: fitted on measured serving rows (2 ops) + roofline (4 ops)"
+)
 PRICES = "w4a16 3.5, bf16 3.5 USD per GPU-hour (the scenario's cost_per_gpu_hour)"
 
 
@@ -74,14 +81,17 @@ def test_plan_json_says_where_its_latencies_and_costs_come_from(tmp_path, capsys
     from tiersim.results import PlanResult
 
     capsys.readouterr()
-    assert main(["plan", "tiny", "--out", str(tmp_path / "p"), "--check-seeds", "0",
-                 "--no-report"]) == 0
+    assert (
+        main(["plan", "tiny", "--out", str(tmp_path / "p"), "--check-seeds", "0", "--no-report"])
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     data = json.loads((tmp_path / "p" / "plan.json").read_text())
     assert data["sources"] == {
         "latency": f"simulated, step times from {STEPS}",
         "cost": f"provisioned GPUs x duration x $/GPU-hour at {PRICES}",
-        "cost_per_hour": f"provisioned GPUs x $/GPU-hour at {PRICES}"}
+        "cost_per_hour": f"provisioned GPUs x $/GPU-hour at {PRICES}",
+    }
     assert f"latencies simulated, step times from {STEPS}" in lines
     assert PlanResult.from_json(data).sources == data["sources"]
 
@@ -99,8 +109,10 @@ def test_a_plan_json_without_sources_reads_as_before_and_a_bad_one_is_one_line()
     assert plan.sources is None and "sources" not in plan.to_json()
     with pytest.raises(TiersimError) as err:
         PlanResult.from_json({**old, "sources": {"latency": 3}})
-    assert str(err.value) == ("plan.json: malformed plan ('plan.sources.latency': input should "
-                              "be a valid string, got 3); rerun `tiersim plan` to rewrite it")
+    assert str(err.value) == (
+        "plan.json: malformed plan ('plan.sources.latency': input should "
+        "be a valid string, got 3); rerun `tiersim plan` to rewrite it"
+    )
 
 
 def test_plan_sources_name_each_gpu_count_where_its_step_times_differ(monkeypatch):
@@ -112,17 +124,25 @@ def test_plan_sources_name_each_gpu_count_where_its_step_times_differ(monkeypatc
     from tiersim.plan import sources
 
     monkeypatch.setattr(sources, "step_words", lambda built: built)
-    assert sources.latency_words([("fp8", 1, "measured"), ("fp8", 2, "roofline"),
-                                  ("bf16", 1, "measured"), ("bf16", 2, "measured")]) == (
-        "simulated, step times from fp8: measured; fp8@2: roofline; bf16: measured")
+    assert sources.latency_words(
+        [
+            ("fp8", 1, "measured"),
+            ("fp8", 2, "roofline"),
+            ("bf16", 1, "measured"),
+            ("bf16", 2, "measured"),
+        ]
+    ) == ("simulated, step times from fp8: measured; fp8@2: roofline; bf16: measured")
     assert sources.latency_words([]) == "simulated"
-    tiers = [SimpleNamespace(name="fp8", cost_per_request_usd=0.0002, cost_per_gpu_hour=2.5),
-             SimpleNamespace(name="bf16", cost_per_request_usd=0.0004, cost_per_gpu_hour=4.0)]
+    tiers = [
+        SimpleNamespace(name="fp8", cost_per_request_usd=0.0002, cost_per_gpu_hour=2.5),
+        SimpleNamespace(name="bf16", cost_per_request_usd=0.0004, cost_per_gpu_hour=4.0),
+    ]
     assert sources.cost_words("fixed_per_request", tiers) == (
-        "price per request at fp8 0.0002, bf16 0.0004 USD (the scenario's "
-        "cost_per_request_usd)")
+        "price per request at fp8 0.0002, bf16 0.0004 USD (the scenario's cost_per_request_usd)"
+    )
     assert sources.cost_words("attributed", tiers) == (
         "modelled busy GPU time x $/GPU-hour at fp8 2.5, bf16 4 USD per GPU-hour (the "
-        "scenario's cost_per_gpu_hour)")
+        "scenario's cost_per_gpu_hour)"
+    )
     assert sources.cost_words("provisioned", []) == "provisioned GPUs x duration x $/GPU-hour"
     assert sources.gpu_hour_words(sources.PER_HOUR_WORDS, []) == "provisioned GPUs x $/GPU-hour"

@@ -25,26 +25,30 @@ def plan_sources(evaluator) -> dict[str, str]:
     """plan.json ``sources`` of a plan searched by ``evaluator`` (a
     :class:`tiersim.plan.evaluate.SimEvaluator`, or one per seed under ``--robust``, which
     answers for its first): ``latency``, ``cost`` and ``cost_per_hour``, each in words."""
-    built = [(name, gpus, evaluator.built(name, gpus))
-             for name, gpus in simulated_layouts(evaluator)]
+    built = [
+        (name, gpus, evaluator.built(name, gpus)) for name, gpus in simulated_layouts(evaluator)
+    ]
     built = [layout for layout in built if layout[2] is not None]  # every simulated one is
     tiers = [evaluator.by_name[name] for name in dict.fromkeys(name for name, _, _ in built)]
-    return {"latency": latency_words(built),
-            "cost": cost_words(evaluator.cost_model, tiers),
-            "cost_per_hour": gpu_hour_words(PER_HOUR_WORDS, tiers)}
+    return {
+        "latency": latency_words(built),
+        "cost": cost_words(evaluator.cost_model, tiers),
+        "cost_per_hour": gpu_hour_words(PER_HOUR_WORDS, tiers),
+    }
 
 
 def simulated_layouts(evaluator) -> list[tuple[str, int]]:
     """Every (tier, GPUs per replica) a simulated design ran, in the scenario's order of tiers
     (baseline-only tiers last), then by GPU count."""
     rank = {name: k for k, name in enumerate(evaluator.by_name)}
-    found = {(name, design.gpus(name)) for design, _ in evaluator.simulated()
-             for name in design.tiers}
+    found = {
+        (name, design.gpus(name)) for design, _ in evaluator.simulated() for name in design.tiers
+    }
     return sorted(found, key=lambda layout: (rank[layout[0]], layout[1]))
 
 
 def latency_words(layouts: list[tuple[str, int, Any]]) -> str:
-    """"simulated, step times from fp8: public measured (6 ops) + roofline (1 op); bf16: ..."
+    """ "simulated, step times from fp8: public measured (6 ops) + roofline (1 op); bf16: ..."
     for built tiers given as (tier, GPUs per replica, built tier), as ``tiersim plan``'s last
     lines say them. A tier whose step times come from different sources at different GPU
     counts is named at each, as plan.json labels designs (``fp8@2``); "simulated" alone where
@@ -79,8 +83,9 @@ def cost_words(cost_model: str, tiers) -> str:
         return costs.COST_WORDS[cost_model]
     if cost_model == "fixed_per_request":
         prices = ", ".join(f"{t.name} {as_given(t.cost_per_request_usd)}" for t in tiers)
-        return (f"{costs.COST_WORDS[cost_model]} at {prices} USD (the scenario's "
-                "cost_per_request_usd)")
+        return (
+            f"{costs.COST_WORDS[cost_model]} at {prices} USD (the scenario's cost_per_request_usd)"
+        )
     return gpu_hour_words(costs.COST_WORDS[cost_model], tiers)
 
 
