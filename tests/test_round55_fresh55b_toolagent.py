@@ -57,15 +57,16 @@ def test_extra_fields_are_named_and_the_rows_still_read(tmp_path):
                             "correct_<tier>)"]
 
 
-def test_a_text_session_id_is_one_line(tmp_path):
-    # tiersim's session_id is a whole number (docs/agentic.md); aiperf-style files that name
-    # conversations "conv_0" are refused with the row, not a traceback
+def test_a_text_session_id_is_numbered_with_a_note(tmp_path):
+    # aiperf-style files name conversations "conv_0": read as 0, 1 ... in order of first
+    # appearance, with a note (round 56; they were refused, "session id is not a number")
     rows = [{"session_id": "conv_0", **README_ROWS[0]}]
-    out = run_cli("trace", "inspect", _jsonl(tmp_path / "t.jsonl", rows))
-    assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.strip().endswith(
-        "row 1, column 'session_id': session id is not a number (got text of 6 characters); "
-        "write a number (file line 1)")
+    out = run_cli("trace", "inspect", _jsonl(tmp_path / "t.jsonl", rows), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["notes"][0] == (
+        "column 'session_id' holds text ids (as aiperf writes them): read as the whole numbers "
+        "0 to 0, one for each of its 1 distinct id in the order each first appears "
+        "(requests.parquet's session column holds these numbers)")
 
 
 def test_the_readmes_pretty_printed_form_is_told_to_write_one_object_a_line(tmp_path):

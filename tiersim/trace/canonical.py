@@ -143,11 +143,59 @@ def distinct_text(s: pd.Series) -> set[str]:
 
 
 def _session_ids(s: pd.Series, src: Source) -> np.ndarray:
-    """Session ids as int64; a category column is checked by its distinct values."""
+    """Session ids as int64; a category column is checked by its distinct values. A column
+    holding text ids (aiperf's ``"conv_0"``) is numbered by :func:`_numbered_texts`."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         values, value_src, places = distinct(s, src)
         return _session_ids(values, value_src)[places]
+    if text_ids(s):
+        return _numbered_texts(s, src)
     return checks.whole_numbers(src, s, "session_id", "session id")
+
+
+TEXT_IDS_NOTE = ("column 'session_id' holds text ids (as aiperf writes them): read as the whole "
+                 "numbers 0 to {last:,}, one for each of its {ids} in the order each first "
+                 "appears (requests.parquet's session column holds these numbers)")
+"""The note a trace with text session ids gets (:func:`text_ids_notes`)."""
+
+
+def text_ids(s: pd.Series) -> bool:
+    """Whether a session id column holds text that is no number (``"conv_0"``): such ids are
+    names, numbered in order of first appearance; numbers written as text (``"12"``, ``"1.5"``)
+    are read and checked as numbers."""
+    values = s.cat.categories if isinstance(s.dtype, pd.CategoricalDtype) else s
+    if values.dtype != object and not pd.api.types.is_string_dtype(values.dtype):
+        return False
+    return any(isinstance(v, str) and _not_a_number(v) for v in pd.unique(values))
+
+
+def _not_a_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return bool(text.strip())  # a blank cell is a missing id, refused as one
+    return False
+
+
+def _numbered_texts(s: pd.Series, src: Source) -> np.ndarray:
+    """Text session ids as int64, 0 for the first distinct id of the file, 1 for the next
+    one to appear, and so on (the same file always numbers alike); a missing or blank id is
+    refused, as in a column of numbers."""
+    texts = s.map(lambda v: v.strip() if isinstance(v, str) else v)
+    i = checks.first_true((texts.isna() | texts.eq("")).to_numpy())
+    if i is not None:
+        raise src.error("missing session id; fill it in or remove the row", i, "session_id")
+    codes, _ = pd.factorize(texts.astype(str), sort=False)
+    return codes.astype(np.int64)
+
+
+def text_ids_notes(raw: pd.DataFrame) -> list[str]:
+    """The note on a trace whose ``session_id`` column holds text ids (none otherwise)."""
+    if "session_id" not in raw.columns or not text_ids(raw["session_id"]):
+        return []
+    count = int(pd.Series(raw["session_id"], dtype=object).astype(str).str.strip().nunique())
+    ids = f"{count:,} distinct id{'' if count == 1 else 's'}"
+    return [TEXT_IDS_NOTE.format(last=count - 1, ids=ids)]
 
 
 def _optional(s: pd.Series, name: str, src: Source):

@@ -166,9 +166,11 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
                      f"columns: this format's requests are read from its {', '.join(head)} "
                      f"and {last}, each request's id being its data row)")
     if rows is None:
-        return canonical.optional_columns(raw[kept], src), notes
+        return canonical.optional_columns(raw[kept], src), notes + canonical.text_ids_notes(
+            raw[kept])
     part = raw[kept].iloc[rows].reset_index(drop=True)
-    return canonical.optional_columns(part, replace(src, rows=rows)), notes
+    return (canonical.optional_columns(part, replace(src, rows=rows)),
+            notes + canonical.text_ids_notes(part))
 
 
 def unread_note(unread: list[str], why: str) -> list[str]:
@@ -579,7 +581,8 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
     unused = [c for c in raw.columns if c not in src.kept]  # kept: read by the caller
-    notes = [*unread_note(_not_canonical(unused), "not a canonical column: carried in the "
+    notes = [*canonical.text_ids_notes(raw),
+             *unread_note(_not_canonical(unused), "not a canonical column: carried in the "
                           "table, used by nothing"),
              *unread_note(_not_canonical(src.unread), "not a canonical column: left out of the "
                           "table, used by nothing")]
