@@ -258,7 +258,7 @@ def _console_headline(figures: Figures, run: RunResult, rows: dict[str, list[str
             cells = rows[f"all {u.tier}"]
             add(f"uniform {u.tier} accuracy", cells[3].split()[0], u.accuracy, 100)
             add(f"uniform {u.tier} cost", cells[4], u.cost_usd)
-        cells = rows["routed (this run)"]
+        cells = rows[run.fleet_label()]  # "this run (one tier)" for one tier (round 56)
         add("routed accuracy", cells[3].split()[0], s.accuracy, 100)
         add("routed cost", cells[4], s.routed_cost_usd)
 
@@ -391,8 +391,8 @@ def _report_savings(add, run: RunResult, page: PageTables) -> None:
     for u in s.uniform:
         _fraction_or_percent(add, f"uniform {u.tier} accuracy", fleets[u.tier][4], u.accuracy)
         add(f"uniform {u.tier} cost", fleets[u.tier][5], u.cost_usd)
-    _fraction_or_percent(add, "routed accuracy", fleets["routed (this run)"][4], s.accuracy)
-    add("routed cost", fleets["routed (this run)"][5], s.routed_cost_usd)
+    _fraction_or_percent(add, "routed accuracy", fleets[run.fleet_label()][4], s.accuracy)
+    add("routed cost", fleets[run.fleet_label()][5], s.routed_cost_usd)
 
 
 SHARED_TABLES = (("Agentic tasks", "figure", session_rows), ("Agentic tasks", "step type",

@@ -207,14 +207,15 @@ def test_a_runs_uniform_fleets_say_they_decode_speculatively(tmp_path, capsys):
     out = tmp_path / "r"
     assert main(["run", str(_spec_decode(tmp_path)), "--out", str(out)]) == 0
     console = capsys.readouterr().out
-    assert "│ all bf16          │ 1 x 2 (spec decode k=3) │ yes " in console
-    assert "│ routed (this run) │ 1 x 2 (spec decode k=3) │ yes " in console
+    # one tier routes nothing: "this run (one tier)" since round 56
+    assert "│ all bf16            │ 1 x 2 (spec decode k=3) │ yes " in console
+    assert "│ this run (one tier) │ 1 x 2 (spec decode k=3) │ yes " in console
     summary = json.loads((out / "summary.json").read_text())
     assert summary["savings"]["uniform"]["bf16"]["techniques"] == "spec decode k=3"
     assert summary["tiers"]["bf16"]["techniques"] == "spec decode k=3"
     page = html.unescape(re.sub(r"<[^>]+>", "|", (out / "report.html").read_text()))
     assert "|bf16||1 (spec decode k=3)||2||yes|" in page
-    assert "|routed (this run)||1 (spec decode k=3)||2||yes|" in page
+    assert "|this run (one tier)||1 (spec decode k=3)||2||yes|" in page
 
 
 def test_a_plain_runs_summary_has_no_techniques_key(tmp_path):

@@ -411,6 +411,11 @@ class RunResult:
             return "trace (the last arrival: no request was served)"
         return self.sources.latency
 
+    def fleet_label(self) -> str:
+        """How the uniform-fleets tables name this run's fleet: "routed (this run)", or, for a
+        fleet of one tier, which routes nothing, "this run (one tier)"."""
+        return "routed (this run)" if len(self.tiers) > 1 else "this run (one tier)"
+
     def floor_words(self) -> str:
         """The accuracy floor the uniform fleets are held to, and where it comes from."""
         floor = None if self.savings is None else self.savings.accuracy_floor

@@ -213,7 +213,7 @@ def baseline_table(r: RunResult):
                                       *filter(None, [p99_line(r)])]) or None)
     routed = " + ".join(fleet_size(t.replicas, t.gpus_per_replica, t.prefill_replicas,
                                    t.techniques) for t in r.tiers)
-    rows = [("routed (this run)", routed)]
+    rows = [(r.fleet_label(), routed)]
     rows += [(f"all {b.tier}", b.size()) for b in saving.uniform]
     for k, col in enumerate(("fleet", "replicas x GPUs")):  # names and sizes whole
         table.add_column(col, no_wrap=True, min_width=max(len(row[k]) for row in [(col, col),
@@ -231,7 +231,7 @@ def baseline_table(r: RunResult):
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
                       fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd),
                       *([fmt(b.cost_per_hour_usd)] if hourly else []))
-    table.add_row("routed (this run)", routed, met[saving.routed_slo_met],
+    table.add_row(r.fleet_label(), routed, met[saving.routed_slo_met],
                   met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
                   fmt(saving.routed_cost_usd),
                   *([fmt(saving.routed_cost_per_hour_usd)] if hourly else []))
@@ -247,7 +247,7 @@ def p99_line(r: RunResult) -> str | None:
     if not sized:
         return None
     task = None if r.sessions is None else r.sessions.task_latency_p99_s
-    pairs = [*sized, ("routed (this run)", r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s, task)]
+    pairs = [*sized, (r.fleet_label(), r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s, task)]
     return p99_words(pairs, r.slo_ttft_p99_s, r.slo_tpot_p99_s, r.slo_e2e_p99_s,
                      r.slo_session_p99_s)
 

@@ -536,7 +536,7 @@ def savings_section(run: RunResult) -> str:
              *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else []),
              *([figure_text(u.e2e_p99_s, " s")] if e2e else []),
              *([figure_text(u.session_p99_s, " s")] if task else [])] for u in s.uniform]
-    rows.append(["routed (this run)", " + ".join(
+    rows.append([run.fleet_label(), " + ".join(
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
         for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
