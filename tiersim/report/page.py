@@ -38,6 +38,7 @@ from tiersim.report.agentic import (
 )
 from tiersim.report.figures import Panel, build_panels, sweep_column_names
 from tiersim.report.load import ReportData, axis_text, load_dir
+from tiersim.report.point_slo import SLO_COLUMNS, slo_cell
 from tiersim.results import (
     ATTRIBUTED_WORDS,
     E2E_SLO_WORDS,
@@ -793,7 +794,7 @@ def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
 VERDICT_COLUMNS = ("router.fpr", "router.fpr_among", "savings.routed_slo_met",
                    "savings.routed_floor_met", "accuracy_floor", "savings.vs_uniform_frac",
                    "savings.vs_uniform_usd", "savings.baseline_uniform_tier", "savings.method",
-                   "savings.cost_model", "savings.saving_basis")
+                   "savings.cost_model", "savings.saving_basis", *SLO_COLUMNS)
 """The sweep table's columns :func:`point_verdicts` reads (``tiersim sweep`` reads these
 alone from ``sweep.parquet`` to print them: :mod:`tiersim.sweep.verdicts`)."""
 
@@ -813,7 +814,8 @@ def point_verdicts(sweep: pd.DataFrame) -> dict[str, list[str]]:
             ).any():
         out["router FPR as counts"] = [_fpr_count(r) for r in rows]
     if "savings.routed_slo_met" in sweep and sweep["savings.routed_slo_met"].notna().any():
-        out["meets SLOs"] = [_met(_known_bool(r.get("savings.routed_slo_met"))) for r in rows]
+        out["meets SLOs"] = [slo_cell(_known_bool(r.get("savings.routed_slo_met")), r)
+                             for r in rows]
     if "savings.routed_floor_met" in sweep and "accuracy_floor" in sweep \
             and sweep["accuracy_floor"].notna().any():
         out[_floor_header(sweep["accuracy_floor"])] = [
