@@ -79,6 +79,7 @@ def format_plan(result: PlanResult, quality=None) -> str:
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
     lines += _chance_line(quality, saving)
+    lines += _baseline_accuracy(chosen, result)  # what the saving costs in accuracy
     from tiersim.results_current import current_lines
 
     lines += current_lines(result.current, result.constraints)
@@ -122,6 +123,16 @@ def _over_words(span, robust: dict | None) -> str:
     if seed is None or len(pairs) < 2 or any(r.get("duration_s") is None for r in rows):
         return f" over the run's {length} s"  # one run (or a plan.json before round 56)
     return f" over seed {seed}'s run of {length} s (the costliest seed's)"
+
+
+def _baseline_accuracy(chosen: dict, result: PlanResult) -> list[str]:
+    """The plan's accuracy against its saving's baseline
+    (:func:`tiersim.results_plan_lines.baseline_accuracy_line`, as the report gives it),
+    indented; none where it has none."""
+    from tiersim.results_plan_lines import baseline_accuracy_line
+
+    line = baseline_accuracy_line(chosen, result.uniform)
+    return [] if line is None else ["  " + line]
 
 
 def _p99_lines(chosen: dict, result: PlanResult) -> list[str]:

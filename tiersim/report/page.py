@@ -1002,6 +1002,7 @@ def plan_section(plan: PlanResult) -> str:
     p99 meets."""
     from tiersim.results_plan_lines import (
         accuracy_line,
+        baseline_accuracy_line,
         floor_notes,
         left_out_words,
         p99_line,
@@ -1035,6 +1036,7 @@ def plan_section(plan: PlanResult) -> str:
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
     p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
+    lost = baseline_accuracy_line(chosen, plan.uniform)  # likewise
     notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
@@ -1059,6 +1061,7 @@ def plan_section(plan: PlanResult) -> str:
             + "".join(f"<p>{page_text(line)}</p>" for line in notes)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
+            + ("" if lost is None else f"<p>{page_text(lost)}</p>")
             + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
             + current_section(plan)
             + "<h3>One replica fewer</h3>"
