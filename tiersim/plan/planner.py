@@ -448,7 +448,8 @@ class Planner(PlanAssembly, FeasibilityChecks):
                 verb, them = ("gets", "it") if len(idle) == 1 else ("get", "them")
                 return DesignResult(design, None, None, f"{' and '.join(idle)} {verb} "
                                     f"{IDLE}: the design without {them} is cheaper"
-                                    f"{self._unrouted(design)}", tried)
+                                    f"{self._unrouted(design)}{_unreached(design, assignment)}",
+                                    tried)
             sizing = self._search(design)
             if sizing.replicas is not None:
                 outcome = self.evaluator.evaluate(design, sizing.replicas)
@@ -551,3 +552,22 @@ def _named_tiers(cfg, names: list[str] | None) -> list[tuple[str, str]]:
                       for kind, ref in steps.items()
                       if isinstance(ref, str) and ref not in ("top", "cheapest")]
     return named
+
+
+def _unreached(design: Design, assignment) -> str:
+    """Why a ``floor`` router sent a tier nothing where its fit reached no routing that
+    meets its floor on the classifier's calibration split (``fit.feasible`` false): it then
+    sends every request the most accurate way it found, so the tier idles because the floor is
+    too close to the top tier's accuracy, not because the tier does not pay. Before, such a
+    runner-up read "fp8 gets no traffic from the router: the design without it is cheaper"
+    alone, and only a run of the design's scenario said why; "" otherwise."""
+    fit = getattr(assignment, "fit", None) or {}
+    best = fit.get("calibration_accuracy")
+    floor_router = dict(design.router).get("policy") == "floor"
+    if not floor_router or fit.get("feasible") is not False or not isinstance(best, int | float):
+        return ""
+    return ("; no routing the router finds reaches its floor on its calibration split (the "
+            f"most accurate reads {100 * best:.2f} %), so it sends every request the most "
+            "accurate way: a lower accuracy_floor (or --accuracy-floor) lets it route some to "
+            "the cheaper tiers")
+
