@@ -119,7 +119,7 @@ def saving_words(current: dict[str, Any]) -> str | None:
     amounts = "" if verdict == "same" else (
         f": {figure_text(abs(per_hour))} USD/hour {gap}, "
         f"{figure_text(abs(month))} USD {gap} a month of {as_given(hours)} hours "
-        f"({_month_words(hours)}both fleets provisioned for the trace's load; modelled)")
+        f"({month_words(hours)}both fleets provisioned for the trace's load; modelled)")
     text = f"{words} today's fleet{amounts}"
     if not (current.get("meets_slos") and current.get("meets_floor") is not False):
         text += (f"; today's fleet misses {current.get('missed')}, so this compares the plan "
@@ -127,7 +127,7 @@ def saving_words(current: dict[str, Any]) -> str | None:
     return text
 
 
-def _month_words(hours: float | None) -> str:
+def month_words(hours: float | None) -> str:
     """"24/7, " before the month's words where it is the default 730 hours (else the hours,
     given beside it, are the ones set)."""
     from tiersim.scenario_models import HOURS_PER_MONTH

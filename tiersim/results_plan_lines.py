@@ -4,8 +4,8 @@
 interval and source (:func:`accuracy_line`), its notes of a router floor above the fleet's
 accuracy (:func:`floor_notes`) and of a planned tier over an SLO the fleet's p99 meets
 (:func:`tiers_over_slo`), and the p99 TTFT / TPOT of the plan and its sized uniform fleets
-(:func:`p99_line`), the plan's accuracy against its saving's baseline
-(:func:`baseline_accuracy_line`), and what the head line's time covers (:func:`time_words`).
+(:func:`p99_line`), the plan's saving a month and accuracy against its baseline
+(:func:`baseline_line`), and what the head line's time covers (:func:`time_words`).
 Each returns its lines unindented; the console indents them. The report
 may not import the command line, so these live here, beside :mod:`tiersim.results_current` and
 :mod:`tiersim.results_seeds`.
@@ -76,27 +76,62 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
                      constraints.get("e2e_p99_s"), constraints.get("session_p99_s"))
 
 
-def baseline_accuracy_line(chosen: dict[str, Any], uniform: list[dict[str, Any]]) -> str | None:
-    """The plan's accuracy beside that of the uniform fleet its saving is quoted against, and
-    the gap in points: what the saving costs in accuracy, "expected accuracy against the
-    saving's baseline (uniform bf16): plan 94.62% against 94.90%, 0.28 points lower". Before,
-    the baseline's accuracy was printed nowhere in the console's plan (only "meets every
-    constraint"), and a planner asking what routing loses had to read plan.json. None where the
-    plan has no baseline or either accuracy is unknown. No indent."""
-    from tiersim.results import accuracy_name, percent_text
-
+def baseline_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
+                  current: dict[str, Any] | None = None) -> str | None:
+    """What the plan's saving against its baseline (the sized uniform fleet it is quoted
+    against) is worth a month, and what it costs in accuracy: "against the saving's baseline
+    (uniform bf16): 3.50 USD/hour less, 2,555 USD less a month of 730 hours (24/7, both fleets
+    provisioned for the trace's load; modelled); expected accuracy 94.62% against 94.90%, 0.28
+    points lower". The month is ``current``'s ``hours_per_month`` where today's fleet is
+    named, else 730 (the default); the money is given only where the saving is per hour
+    (provisioned cost). Before, the console gave the saving as a share per hour alone and the
+    baseline's accuracy nowhere (plan.json held it), and a USD-a-month figure only against
+    today's fleet. None where the plan has no baseline, is its baseline (a uniform plan), or
+    either accuracy is unknown. No indent."""
     design = (chosen.get("savings") or {}).get("baseline_uniform_design")
-    base = next((u for u in uniform if design is not None and u.get("design") == design), None)
+    if design is None or design == chosen.get("design"):  # the plan is its baseline
+        return None
+    base = next((u for u in uniform if u.get("design") == design), None)
     mine = chosen.get("accuracy")
     theirs = None if base is None else base.get("accuracy")
     if not isinstance(mine, int | float) or not isinstance(theirs, int | float):
         return None
+    money = _money_words(chosen.get("savings") or {}, current)
+    return (f"against the saving's baseline (uniform {design}): {money}"
+            f"{_accuracy_gap(chosen, mine, theirs)}")
+
+
+def _money_words(saving: dict[str, Any], current: dict[str, Any] | None) -> str:
+    """"3.50 USD/hour less, 2,555 USD less a month of 730 hours (...); " where the saving is
+    per hour; "" otherwise."""
+    from tiersim.results import as_given, figure_text
+    from tiersim.results_current import month_words
+    from tiersim.scenario_models import HOURS_PER_MONTH
+
+    plan = saving.get("routed_cost_per_hour_usd")
+    base = saving.get("baseline_uniform_cost_per_hour_usd")
+    if saving.get("saving_basis") != "per_hour" or not all(
+            isinstance(v, int | float) for v in (plan, base)):
+        return ""
+    hours = (current or {}).get("hours_per_month") or HOURS_PER_MONTH
+    gap = base - plan
+    if round(gap, 9) == 0:
+        return "the same USD/hour; "
+    word = "less" if gap > 0 else "more"
+    return (f"{figure_text(abs(gap))} USD/hour {word}, {figure_text(abs(gap) * hours)} USD "
+            f"{word} a month of {as_given(hours)} hours ({month_words(hours)}both fleets "
+            "provisioned for the trace's load; modelled); ")
+
+
+def _accuracy_gap(chosen: dict[str, Any], mine: float, theirs: float) -> str:
+    """"expected accuracy 94.62% against 94.90%, 0.28 points lower"."""
+    from tiersim.results import accuracy_name, percent_text
+
     gap = round(100 * (theirs - mine), 2)
     words = ("the same to 0.01 points" if gap == 0 else
              f"{abs(gap):.2f} points {'lower' if gap > 0 else 'higher'}")
     label = accuracy_name((chosen.get("accuracy_sources") or {}).get("basis"))
-    return (f"{label} against the saving's baseline (uniform {design}): plan "
-            f"{percent_text(mine, 2)} against {percent_text(theirs, 2)}, {words}")
+    return f"{label} {percent_text(mine, 2)} against {percent_text(theirs, 2)}, {words}"
 
 
 def _held(design: dict[str, Any], key: str = "e2e_p99_s") -> float | None:

@@ -79,7 +79,7 @@ def format_plan(result: PlanResult, quality=None) -> str:
     if saving.get("baseline_uniform_tier") is not None:
         lines.append(_saving_line(saving))
     lines += _chance_line(quality, saving)
-    lines += _baseline_accuracy(chosen, result)  # what the saving costs in accuracy
+    lines += _baseline_accuracy(chosen, result)  # a month of it, and its cost in accuracy
     from tiersim.results_current import current_lines
 
     lines += current_lines(result.current, result.constraints)
@@ -126,12 +126,12 @@ def _over_words(span, robust: dict | None) -> str:
 
 
 def _baseline_accuracy(chosen: dict, result: PlanResult) -> list[str]:
-    """The plan's accuracy against its saving's baseline
-    (:func:`tiersim.results_plan_lines.baseline_accuracy_line`, as the report gives it),
-    indented; none where it has none."""
-    from tiersim.results_plan_lines import baseline_accuracy_line
+    """The plan's saving a month and accuracy against its saving's baseline
+    (:func:`tiersim.results_plan_lines.baseline_line`, as the report gives it), indented;
+    none where it has none."""
+    from tiersim.results_plan_lines import baseline_line
 
-    line = baseline_accuracy_line(chosen, result.uniform)
+    line = baseline_line(chosen, result.uniform, result.current)
     return [] if line is None else ["  " + line]
 
 
