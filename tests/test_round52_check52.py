@@ -462,13 +462,18 @@ def verdicts(summary: dict) -> list[str]:
         pct, per = f"{abs(frac) * 100:.3g} %", " per hour" if hourly else ""
         cell = (f"{pct}{per}" if frac >= 0 else f"costs {pct} more{per}") + \
             f" vs {saved['baseline_uniform_tier']} (uniform fleets simulated)"  # round 56
-    return [counts, "yes" if slo else "no", "yes" if floor else "no", cell]
+    over = [f"{name} p99 {summary[key]:.3g} s over its {summary['slo_' + key]:g} s"
+            for name, key in (("TTFT", "ttft_p99_s"), ("TPOT", "tpot_p99_s"))
+            if summary[key] > summary["slo_" + key]]  # named since round 56 (fresh56)
+    missed = f"no ({'; '.join(over)})"
+    return [counts, "yes" if slo else missed, "yes" if floor else "no", cell]
 
 
 SIMULATED = " (uniform fleets simulated)"  # round 56: a simulated saving says so
 PROVISIONED = {1.0: ["7 of 15", "yes", "yes", f"costs 57.1 % more per hour vs bf16{SIMULATED}"],
                2.0: ["7 of 15", "yes", "yes", f"21.4 % per hour vs bf16{SIMULATED}"],
-               4.0: ["7 of 15", "no", "yes", "not comparable: misses its SLOs"]}
+               4.0: ["7 of 15", "no (TPOT p99 0.153 s over its 0.1 s)", "yes",
+                     "not comparable: misses its SLOs"]}
 ATTRIBUTED = {1.0: ["7 of 15", "yes", "yes", f"40.5 % vs bf16{SIMULATED}"],
               2.0: ["7 of 15", "yes", "yes", f"51.2 % vs bf16{SIMULATED}"],
               4.0: PROVISIONED[4.0]}
