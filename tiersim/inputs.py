@@ -892,7 +892,8 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
 def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source: str) -> None:
     """A note where the scenario's ``accuracy_floor`` (else its ``router.floor``) is judged on
     the per-precision priors alone: two tiers or more, none stating its ``accuracy`` and no
-    ``correct_<tier>`` labels.
+    ``correct_<tier>`` labels; with no floor, likewise where a router that reads accuracy
+    (:data:`ACCURACY_ROUTERS`) routes two tiers or more on them.
     The priors are alike for every model (BF16 95.00 %, FP8 94.78 %: README.md, "Accuracy"),
     so which fleet meets the floor, and what a router between the tiers wins, rests on
     placeholders; before, a run and a plan said only "prior" beside the accuracy."""
@@ -900,15 +901,26 @@ def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source
     key, floor = "accuracy_floor", scenario.accuracy_floor
     if floor is None and getattr(scenario.router, "floor", None) is not None:
         key, floor = "router.floor", scenario.router.floor  # a floor router's own floor
-    if floor is None or len(tiers) < 2:
+    policy = scenario.router.policy
+    routes = floor is None and policy in ACCURACY_ROUTERS and len(scenario.tiers) >= 2
+    if (floor is None and not routes) or len(tiers) < 2:
         return
     if any(accuracy_source.get(tier.name) != "prior" for tier in tiers):
         return
+    what = (f"{key} {floor:g} is judged on qllm-eval's per-precision priors" if floor is not None
+            else f"router.policy {policy} routes on qllm-eval's per-precision priors, and the "
+                 "run's accuracy is read from them")
     warnings.warn(f"{source}: no tier states its accuracy and the trace has no correct_<tier> "
-                  f"labels, so {key} {floor:g} is judged on "
-                  "qllm-eval's per-precision priors, alike for every model (README.md, "
+                  f"labels, so {what}, alike for every model (README.md, "
                   "\"Accuracy\"): placeholders, not the model's measured accuracy; state each "
                   "tier's accuracy, or give the trace correct_<tier> labels", Note, stacklevel=3)
+
+
+ACCURACY_ROUTERS = ("threshold", "lagrangian", "oracle", "cascade", "budget")
+"""Routers whose choice reads each tier's accuracy (or correctness), besides ``floor``: with
+no floor and every tier on the priors, :func:`note_prior_floor` says they route by
+placeholders (fresh56's FP8 + BF16 threshold run sent every request to FP8 on 94.78 % against
+95.00 % and read "expected accuracy 94.78 % | prior", no note)."""
 
 
 def note_unused_acceptance(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
