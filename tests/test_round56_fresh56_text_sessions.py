@@ -134,3 +134,13 @@ def test_numbering_is_first_appearance_and_one_to_one(tmp_path_factory, ids):
     df = _load(_csv(tmp_path_factory.mktemp("t") / "t.csv", ids))
     order = list(dict.fromkeys(ids))
     assert df["session_id"].tolist() == [order.index(sid) for sid in ids]
+
+
+def test_a_column_mixing_numbers_and_text_is_still_refused(tmp_path):
+    # a text among numbers is likelier a typo than a name: checked as numbers, as before
+    out = run_cli("trace", "inspect", _csv(tmp_path / "t.csv", ["3", "1", "x", "1"]))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.strip().endswith(
+        "row 3, column 'session_id': session id is not a number (got text of 1 character); "
+        "write a number (file line 4)"
+    )

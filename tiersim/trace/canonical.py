@@ -160,20 +160,33 @@ TEXT_IDS_NOTE = ("column 'session_id' holds text ids (as aiperf writes them): re
 
 
 def text_ids(s: pd.Series) -> bool:
-    """Whether a session id column holds text that is no number (``"conv_0"``): such ids are
-    names, numbered in order of first appearance; numbers written as text (``"12"``, ``"1.5"``)
-    are read and checked as numbers."""
-    values = s.cat.categories if isinstance(s.dtype, pd.CategoricalDtype) else s
-    if values.dtype != object and not pd.api.types.is_string_dtype(values.dtype):
-        return False
-    return any(isinstance(v, str) and _not_a_number(v) for v in pd.unique(values))
+    """Whether a session id column holds text ids (aiperf's ``"conv_0"``): every id given is
+    text that is no number (a blank cell is a missing id). Such ids are names, numbered in
+    order of first appearance; a column mixing numbers and other text (``"3"``, ``"x"``) is
+    checked as numbers, and its first text refused, as a typo more likely than a name."""
+    values = [v for v in _distinct(s) if not (isinstance(v, str) and not v.strip())]
+    return bool(values) and all(isinstance(v, str) and _not_a_number(v) for v in values)
+
+
+def _distinct(s: pd.Series) -> list:
+    """The distinct values a column holds (of a category column, its used categories, never
+    each row's copy of a long text); none for a column of numbers."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        return list(s.cat.categories[np.unique(codes[codes >= 0])])
+    if s.dtype != object and not pd.api.types.is_string_dtype(s.dtype):
+        return []
+    try:
+        return list(pd.unique(s.dropna()))
+    except TypeError:  # a list or map in a cell: no id, refused as a number is
+        return []
 
 
 def _not_a_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
-        return bool(text.strip())  # a blank cell is a missing id, refused as one
+        return True
     return False
 
 
@@ -193,7 +206,7 @@ def text_ids_notes(raw: pd.DataFrame) -> list[str]:
     """The note on a trace whose ``session_id`` column holds text ids (none otherwise)."""
     if "session_id" not in raw.columns or not text_ids(raw["session_id"]):
         return []
-    count = int(pd.Series(raw["session_id"], dtype=object).astype(str).str.strip().nunique())
+    count = len({str(v).strip() for v in _distinct(raw["session_id"])})
     ids = f"{count:,} distinct id{'' if count == 1 else 's'}"
     return [TEXT_IDS_NOTE.format(last=count - 1, ids=ids)]
 
