@@ -8,17 +8,28 @@ from __future__ import annotations
 
 from tiersim.results_figures import over_digits, within_limit
 
-SLO_COLUMNS = ("ttft_p99_s", "slo_ttft_p99_s", "tpot_p99_s", "slo_tpot_p99_s", "e2e_p99_s",
-               "slo_e2e_p99_s", "dropped")
+SLO_COLUMNS = (
+    "ttft_p99_s",
+    "slo_ttft_p99_s",
+    "tpot_p99_s",
+    "slo_tpot_p99_s",
+    "e2e_p99_s",
+    "slo_e2e_p99_s",
+    "dropped",
+)
 """The sweep table's columns :func:`slo_cell` reads."""
 
-_HELD = (("TTFT", "ttft_p99_s", "slo_ttft_p99_s"), ("TPOT", "tpot_p99_s", "slo_tpot_p99_s"),
-         ("end-to-end", "e2e_p99_s", "slo_e2e_p99_s"))
+_HELD = (
+    ("TTFT", "ttft_p99_s", "slo_ttft_p99_s"),
+    ("TPOT", "tpot_p99_s", "slo_tpot_p99_s"),
+    ("end-to-end", "e2e_p99_s", "slo_e2e_p99_s"),
+)
 
 
 def slo_cell(met: bool | None, row: dict) -> str | None:
-    """"yes", "no" with what the fleet's p99s and drops missed (none named where the miss is a
-    tier's own p99, under ``slo.scope: tier``, or a task's), None where it was not checked."""
+    """The cell: "yes"; "no" with what the fleet's p99s and drops missed (none named where the
+    miss is a tier's own p99, under ``slo.scope: tier``, or a task's); None where it was not
+    checked."""
     if met is None:
         return None
     if met:
