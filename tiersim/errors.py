@@ -294,14 +294,15 @@ class KeyedError(ValueError):
         """The message with each value as ``given`` (the model's input, as read from the file)
         holds it at its location, or as ``text_at`` (a location's text in the file, or None)
         gives it; the value the model read where ``given`` has none there (a default) or is
-        None."""
+        None. Each value is cut to 80 characters (a 400-digit number reads as its first
+        digits), so the line keeps its fix."""
         if not self.values:
             return self.template
         shown = {}
         for name, (loc, value) in self.values.items():
             text = None if text_at is None else text_at(loc)
             if text is not None:
-                shown[name] = text
+                shown[name] = cut(text, 80)
                 continue
             node = given
             for part in loc:
@@ -310,7 +311,7 @@ class KeyedError(ValueError):
                 node = node[part] if found else _NOT_GIVEN
                 if node is _NOT_GIVEN:
                     break
-            shown[name] = yaml_written(value if node is _NOT_GIVEN else node)
+            shown[name] = cut(yaml_written(value if node is _NOT_GIVEN else node), 80)
         return self.template.format(**shown)
 
     def __reduce__(self):

@@ -201,9 +201,8 @@ def _explain(error: dict, loc: Loc, root: yaml.Node | None = None) -> str:
             kept = next(j for j in range(len(key), -1, -1) if loc[len(loc) - j:] == key[:j])
             model = loc[:len(loc) - kept]
             text = raised.told(got, lambda at: _number_as_written(root, model + at))
-        else:
-            text = str(raised)
-        return _short(" ".join(text.split()), 300)
+            return " ".join(text.split())  # its values cut, never its fix (KeyedError.told)
+        return _short(" ".join(str(raised).split()), 300)
     message = error["msg"]
     return f"{message[:1].lower()}{message[1:]} (got {shown})"
 

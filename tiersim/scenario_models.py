@@ -727,9 +727,11 @@ class Scenario(_Strict):
 def _whole_below_one(value: Any) -> bool:
     """Whether a ``replicas`` as the file writes it is a whole number below 1 (``0``, ``0.0``,
     ``-2``): what a tier's and a baseline's checks refuse with their own lines (a fraction or
-    anything else goes on to the integer checks)."""
-    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
-            and float(value).is_integer() and value < 1)  # numpy's too (scenario_from_dict)
+    anything else goes on to the integer checks). A whole number past a float's range
+    (``-1e400`` written out) is one too, never converted to a float (that raised
+    ``OverflowError`` for a traceback)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool) and value < 1
+            and (isinstance(value, numbers.Integral) or float(value).is_integer()))  # numpy's too
 
 
 def _split_replicas(tier: dict) -> int:
