@@ -299,7 +299,8 @@ def _suggest(loc: Loc) -> str:
             return (f" (a key of each item of {home!r}: write it as "
                     f"{format_loc((*loc[:-1], home, 0, loc[-1]))})")
         return f" (a key of {home!r}: write it as {format_loc((*loc[:-1], home, loc[-1]))})"
-    close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6) or _look_alike(
+        str(loc[-1]), fields)
     if close:
         return f" (did you mean {close[0]!r}?{_foreign_letter(str(loc[-1]))})"
     return f" (known keys: {', '.join(sorted(fields))})" if fields else ""
@@ -333,6 +334,17 @@ def _lists_items(loc: Loc, name: str) -> bool:
         found = typing.get_origin(kind) is list and _model_in(kind) is not None
         kinds.extend(a for a in typing.get_args(kind) if typing.get_origin(kind) is not list)
     return found
+
+
+def _look_alike(key: str, fields: list[str]) -> list[str]:
+    """``[field]`` where ``key`` is one of ``fields`` but for its non-ASCII characters, each
+    standing for any one character (``sееd``, two letters Cyrillic: too unlike 'seed' for
+    difflib, and told only "unknown key (known keys: ...)"); else ``[]``."""
+    if key.isascii():
+        return []
+    pattern = re.compile("".join(re.escape(c) if c.isascii() else "." for c in key))
+    found = [name for name in fields if pattern.fullmatch(name)]
+    return found if len(found) == 1 else []
 
 
 def _foreign_letter(key: str) -> str:
