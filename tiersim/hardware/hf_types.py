@@ -167,15 +167,16 @@ def _plain(name: Any) -> str:
 def _unsupported(cfg: _Config, outer: _Config, model_type: Any) -> TiersimError:
     """The one line for a model type tiersim does not read: what it lacks to model it, found
     by its type, its wrapper's, or the classes ``architectures`` names."""
-    held = next(((k, outer.data[k]) for k in TEXT_CONFIG_KEYS
-                 if outer.data.get(k) is not None and not isinstance(outer.data[k], dict)), None)
-    if cfg is outer and held is not None:  # it read "'llava' is not supported", of a wrapper
-        return TiersimError(  # tiersim reads when its language model's config is an object
-            f"{outer.path}: key '{held[0]}': must be an object, the config of the language "
-            f"model the wrapper holds (got {shown_json(held[1])})")
     classes = outer.data.get("architectures")
     classes = classes if isinstance(classes, list) else []
     lacks = _lacks(model_type, outer.data.get("model_type"), *classes)
+    held = next(((k, outer.data[k]) for k in TEXT_CONFIG_KEYS if k in outer.data and not (
+        isinstance(outer.data[k], dict) or (outer.data[k] is None and lacks))), None)
+    if cfg is outer and held is not None:  # it read "'llava' is not supported", of a wrapper
+        return TiersimError(  # tiersim reads when its language model's config is an object
+            f"{outer.path}: key '{held[0]}': must be an object, the config of the language "
+            f"model the wrapper holds (got {shown_json(held[1])})")  # null too (read "'qwen3_vl'
+        # is not supported"), unless what tiersim lacks to model the type is known
     why = f": tiersim does not model {lacks}" if lacks else " is not supported"
     wrapper = outer.data.get("model_type")
     if not lacks and cfg is not outer and model_type is None:
