@@ -124,8 +124,8 @@ def test_a_dominated_middle_tier_gets_no_traffic():
         ({"policy": "floor"}, "scenario: router.floor: policy floor needs an accuracy floor: "
                               "set the scenario's accuracy_floor (e.g. 0.75) or router.floor"),
         ({"policy": "budget", "budget_relative": 0.2},
-         "scenario: router.budget_relative: budget 0.6 per request is below the cheapest tier's "
-         "1; raise it"),
+         "scenario: router.budget_relative: 0.2 of the top tier's cost per request (3) is 0.6, "
+         "below the cheapest tier's 1; give at least 0.3334"),
     ],
 )
 def test_options_are_checked_when_built(cfg, message):

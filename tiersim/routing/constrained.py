@@ -337,6 +337,11 @@ class Budget(ConstrainedRouter):
         if np.isnan(weight).any():  # checked again once the fleet prices the tiers
             return
         if self.budget < weight.min() * (1 - 1e-12):
+            if self.cfg.budget_relative is not None and weight[-1] > 0:  # told as a share
+                raise self.error("budget_relative", (
+                    f"{self.cfg.budget_relative:.4g} of the top tier's cost per request "
+                    f"({weight[-1]:.4g}) is {self.budget:.4g}, below the cheapest tier's "
+                    f"{weight.min():.4g}; give at least {_rounded_up(weight.min() / weight[-1])}"))
             key = "budget_relative" if self.cfg.budget_relative is not None else \
                 "budget_usd_per_request"
             raise self.error(key, f"budget {self.budget:.4g} per request is below the cheapest "
@@ -346,6 +351,13 @@ class Budget(ConstrainedRouter):
         """Most accurate vector within the budget (ties: cheapest)."""
         idx = np.flatnonzero(cost <= self.budget * (1 + 1e-12))
         return int(idx[np.lexsort((cost[idx], -acc[idx]))[0]]), True
+
+
+def _rounded_up(share: float) -> str:
+    """``share`` (> 0) written at 4 significant digits, rounded up: a budget_relative told as
+    the least to give is never just below it (0.88888 is 0.8889, not 0.8888)."""
+    step = 10.0 ** (math.floor(math.log10(share)) - 3)
+    return f"{math.ceil(share / step - 1e-9) * step:.4g}"
 
 
 def with_scenario_floor(router_cfg, accuracy_floor: float | None):
