@@ -65,10 +65,42 @@ def test_a_huge_negative_replicas_is_told_it_is_below_one(tmp_path, capsys, base
     assert not (tmp_path / "o").exists()
 
 
+CUT = "1" + "0" * 39 + "... (401 characters)"
+"""A 401-digit count as a flag's or the limit's line shows it: its first 40 characters."""
+
+
 def test_a_huge_replicas_is_told_the_limit(tmp_path, capsys):
-    """Above the limit, as 100000000 is."""
+    """Above the limit, as 100000000 is, the count cut to its first digits."""
     bad = _scenario(tmp_path, HUGE)
     assert _last_line(capsys, "run", bad, "--out", tmp_path / "o") == (
-        f"Error: {bad}: line 6: tiers[0].replicas: {HUGE} replicas is above "
+        f"Error: {bad}: line 6: tiers[0].replicas: {CUT} replicas is above "
         "limits.max_replicas (1024); set limits: {max_replicas: N} to allow more"
     )
+
+
+@pytest.mark.parametrize(
+    ("flag", "told"),
+    [
+        (
+            ("--current", f"w4a16={HUGE}"),
+            f"--current 'w4a16={str(HUGE)[:34]}... (407 characters)': {CUT} replicas is above "
+            "limits.max_replicas (1024); give the replicas the tier runs today, 1 to 1024 (set "
+            "limits: {max_replicas: N} in the scenario to allow more)",
+        ),
+        (
+            ("--current", f"w4a16=1x{HUGE}"),
+            f"--current 'w4a16=1x{str(HUGE)[:32]}... (409 characters)': {CUT} GPUs per replica; "
+            "give 1 to 4096",
+        ),
+        (
+            ("--check-seeds", str(HUGE)),
+            f"--check-seeds {CUT}: more than the 1,000 seeds a plan checks (each is an evaluator "
+            "build and two or three simulations, after the search); give at most 1,000",
+        ),
+    ],
+)
+def test_a_huge_plan_flag_is_cut_to_its_first_digits(tmp_path, capsys, flag, told):
+    """Each quoted the 401 digits whole, twice for --current (over 800 characters)."""
+    line = _last_line(capsys, "plan", "tiny", "--out", tmp_path / "p", "--no-report", *flag)
+    assert line == f"Error: {told}"
+    assert not (tmp_path / "p").exists()

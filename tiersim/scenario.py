@@ -33,7 +33,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tiersim.errors import ScenarioError, TiersimError
-from tiersim.numbers import MAX_INT_BITS, NumberError, misspelt, not_whole_words, read_number
+from tiersim.numbers import (
+    MAX_INT_BITS,
+    NumberError,
+    misspelt,
+    not_whole_words,
+    read_number,
+    shown,
+)
 from tiersim.scenario_checks import (
     READ_ONLY_WITH,
     UNLIKELY_AT,
@@ -612,13 +619,15 @@ def _check_limits(scenario: Scenario, source: str, root: yaml.Node | None) -> No
     for k, today in enumerate((scenario.plan.current or ()) if scenario.plan else ()):
         if today.replicas > limit:  # today's fleet: simulated as a tier is
             raise ScenarioError(source, _where(("plan", "current", k, "replicas"), root),
-                                f"{today.replicas} replicas is above limits.max_replicas "
-                                f"({limit}); set limits: {{max_replicas: N}} to allow more")
+                                f"{shown(str(today.replicas))} replicas is above "
+                                f"limits.max_replicas ({limit}); set limits: "
+                                "{max_replicas: N} to allow more")
     for at, tier in scenario.tier_entries():
         if tier.replicas > limit:
             raise ScenarioError(source, _where((*at, "replicas"), root),
-                                f"{tier.replicas} replicas is above limits.max_replicas "
-                                f"({limit}); set limits: {{max_replicas: N}} to allow more")
+                                f"{shown(str(tier.replicas))} replicas is above "
+                                f"limits.max_replicas ({limit}); set limits: "
+                                "{max_replicas: N} to allow more")
         engines = tier.replicas * tier.data_parallel
         if engines > MAX_REPLICAS_CEILING:  # each data-parallel rank is a scheduler of its own
             raise ScenarioError(source, _where((*at, "data_parallel"), root),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tiersim.errors import TiersimError, yaml_written
+from tiersim.numbers import shown
 
 FLAG = "--current"
 """The flag that names today's fleet on the command line, in place of ``plan.current``."""
@@ -128,7 +129,7 @@ def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None
 
     routed = [t.name for t in scenario.tiers]
     only = [t.name for t in scenario.baselines]
-    at = f"{FLAG} {yaml_written(typed)}"
+    at = f"{FLAG} {yaml_written(shown(typed))}"  # a 400-digit count as its first digits
     if name not in routed and name not in only:
         known = ", ".join(repr(n) for n in [*routed, *only])
         raise TiersimError(f"{at}: {yaml_written(name)} names no tier of {source}; write one "
@@ -142,13 +143,14 @@ def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None
     limit = scenario.limits.max_replicas
     if not 1 <= replicas <= limit:
         why = " serve nothing" if replicas < 1 else f" is above limits.max_replicas ({limit})"
-        raise TiersimError(f"{at}: {replicas} replicas{why}; give the replicas the tier runs "
-                           f"today, 1 to {limit} (set limits: {{max_replicas: N}} in the "
-                           "scenario to allow more)")
+        raise TiersimError(f"{at}: {shown(str(replicas))} replicas{why}; give the replicas the "
+                           f"tier runs today, 1 to {limit} (set limits: {{max_replicas: N}} in "
+                           "the scenario to allow more)")
     by_name = {t.name: t for t in scenario.all_tiers}
     gpus = by_name[name].gpus_per_replica if gpus is None else gpus
     if not 1 <= gpus <= MAX_GPUS_PER_REPLICA:
-        raise TiersimError(f"{at}: {gpus} GPUs per replica; give 1 to {MAX_GPUS_PER_REPLICA}")
+        raise TiersimError(f"{at}: {shown(str(gpus))} GPUs per replica; give 1 to "
+                           f"{MAX_GPUS_PER_REPLICA}")
     return TodayTier(name, replicas, gpus, at)
 
 

@@ -75,9 +75,10 @@ def check_count(scenario, count: int, source: str, robust: bool = False) -> int:
     there are after the scenario's, with a note (a plain ``plan`` at seed 2**63 - 3 was
     refused "--check-seeds 3: ... give at most --check-seeds 2", a flag not typed)."""
     from tiersim.errors import Note, TiersimError
+    from tiersim.numbers import shown
 
-    if count > MAX_CHECK_SEEDS:
-        typed = getattr(count, "text", None) or f"{count}"
+    if count > MAX_CHECK_SEEDS:  # a 400-digit count as its first digits, as other flags show it
+        typed = shown(getattr(count, "text", None) or f"{count}")
         raise TiersimError(f"--check-seeds {typed}: more than the {MAX_CHECK_SEEDS:,} seeds a "
                            "plan checks (each is an evaluator build and two or three "
                            f"simulations, after the search); give at most {MAX_CHECK_SEEDS:,}")
