@@ -136,11 +136,14 @@ def today_line(check: dict, current: dict | None) -> list[str]:
 
 def _current_missed(current: dict) -> list[str]:
     """The constraints today's fleet missed at the plan's seed: plan.json ``current``'s
-    ``missed``, words that name each by its key first ("ttft_p99_s 0.334 vs limit 0.3;
-    accuracy 79.2% < floor 80.0%": :func:`tiersim.plan.constraints._missed`); "other" for a
-    miss they do not name."""
-    parts = [part.split(" ")[0] for part in (current.get("missed") or "").split("; ") if part]
-    keys = [k if k in CONSTRAINT_WORDS else "other" for k in parts]
+    ``missed_keys``; in a plan.json written before them (round 56), read out of ``missed``'s
+    words, which name each by its key first ("ttft_p99_s 0.334 vs limit 0.3; accuracy 79.2% <
+    floor 80.0%": :func:`tiersim.plan.constraints._missed`). "other" for a key the seed
+    check has no words for, or where neither names one."""
+    keys = current.get("missed_keys")
+    if not isinstance(keys, list):
+        keys = [part.split(" ")[0] for part in (current.get("missed") or "").split("; ") if part]
+    keys = [k if k in CONSTRAINT_WORDS else "other" for k in keys]
     return list(dict.fromkeys(keys)) or ["other"]
 
 

@@ -251,7 +251,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
     (:func:`tiersim.results_current.split_record`), and how long it took (``wall_s``, which
     the plan's head line gives beside the search's: :func:`tiersim.results_plan_lines.
     time_words`)."""
-    from tiersim.plan.constraints import _missed, verdict
+    from tiersim.plan.constraints import _missed, missed_keys, verdict
     from tiersim.results import reaches_floor
     from tiersim.results_current import prefill_record, split_record
 
@@ -293,6 +293,7 @@ def current_record(evaluator, today: Today, constraints, result) -> dict[str, An
         "meets_slos": verdict(o, constraints).ok,
         "meets_floor": meets_floor,
         "missed": _missed(o, constraints),
+        "missed_keys": missed_keys(o, constraints),
         "hours_per_month": today.hours_per_month,
         "vs_current_frac": frac,
         "vs_current_per_hour_usd": per_hour,

@@ -187,6 +187,13 @@ def _overshoot(value: float | None, limit: float | None, dropped: int = 0,
     return over if math.isfinite(over) else OVERSHOOT_CAP
 
 
+def missed_keys(o: Outcome, c: Constraints) -> list[str]:
+    """The keys of the constraints an outcome misses (``ttft_p99_s``, ``accuracy``, ...), in
+    the order :func:`_missed` words them: plan.json ``current.missed_keys``, which the seed
+    check reads (it read the keys out of the words, where a new wording read as "other")."""
+    return [key for key, m in margins(o, c).items() if not m["met"]]
+
+
 def _missed(o: Outcome, c: Constraints) -> str | None:
     """The constraints an outcome misses, in words (None when it meets them all)."""
     words = []
