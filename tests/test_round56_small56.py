@@ -3,8 +3,15 @@
 
 from __future__ import annotations
 
-from test_round54_base54 import _plan
+import json
+import re
 
+import pandas as pd
+from test_round54_base54 import _plan
+from typer.testing import CliRunner
+
+from tiersim.cli.trace import trace_app
+from tiersim.inputs import Arrivals, arrival_rate
 from tiersim.results_seeds import today_line
 
 CHECK = {"planned_seed": 0, "seeds": [0, 1], "accuracy_floor": 0.9,
@@ -40,3 +47,17 @@ def test_plan_json_writes_the_keys_today_missed(tmp_path):
     current = data["current"]
     assert (current["missed"], current["missed_keys"]) == ("ttft_p99_s 0.334 vs limit 0.3",
                                                            ["ttft_p99_s"])
+
+
+def test_trace_inspect_gives_the_rate_the_price_reads(tmp_path):
+    """Three requests at 0, 1 and 4 s: two gaps over 4 s, 0.5 req/s, the rate a run's price
+    reads (:func:`tiersim.inputs.arrival_rate`); inspect said 3 / 4 = 0.75 req/s."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1,100,10\n4,100,10\n")
+    table = CliRunner().invoke(trace_app, ["inspect", str(path)])
+    assert table.exit_code == 0, table.output
+    assert re.search(r"rate \(\(requests - 1\) / span\) +│ +0\.5 req/s", table.output)
+    stats = json.loads(CliRunner().invoke(trace_app, ["inspect", str(path), "--json"]).output)
+    price = arrival_rate(pd.read_csv(path))
+    assert (stats["rate_basis"], stats["rate_rps"], price) == ("span", 0.5, 0.5)
+    assert Arrivals.of(pd.read_csv(path)["arrival_s"].to_numpy()).rate == 0.5

@@ -32,6 +32,7 @@ from tiersim.scenario import Scenario
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
 from tiersim.trace.canonical import distinct_text
 from tiersim.trace.loader import SESSION_COLUMNS
+from tiersim.trace.stats import span_rate
 from tiersim.workload import sessions
 
 RUN_REQUEST_BYTES = 104
@@ -82,7 +83,7 @@ class Arrivals:
         times = times[np.isfinite(times)]
         if len(times) < 2 or not times[-1] > times[0]:
             return None
-        rate = (len(times) - 1) / float(times[-1] - times[0])  # as arrival_rate
+        rate = span_rate(len(times), float(times[-1] - times[0]))  # as arrival_rate
         if len(times) < MIN_ARRIVALS:
             return cls(rate=rate)
         return cls(rate=rate, times=times - times[0])
@@ -189,7 +190,7 @@ def arrival_rate(df: pd.DataFrame) -> float:
         return 0.0
     arrival = df["arrival_s"].to_numpy(np.float64)
     span = float(arrival.max() - arrival.min())
-    return (len(df) - 1) / span if span > 0 else 0.0
+    return span_rate(len(df), span) if span > 0 else 0.0
 
 
 def price_sample(df: pd.DataFrame, seed: int, replicas: int = 1) -> LengthMix:

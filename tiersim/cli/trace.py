@@ -266,7 +266,7 @@ def _session_starts(loaded, source: str):
     return table["arrival_s"].to_numpy()[table["parent"].to_numpy() < 0]
 
 
-RATE_LABELS = {"window": "rate (requests / window)", "span": "rate (requests / span)"}
+RATE_LABELS = {"window": "rate (requests / window)", "span": "rate ((requests - 1) / span)"}
 """The rate row's label by what the rate divides by (:func:`tiersim.trace.trace_stats`)."""
 
 
