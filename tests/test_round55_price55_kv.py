@@ -43,14 +43,16 @@ def test_sequences_held_is_the_blocks_over_a_full_length_sequence_s():
     """2,853 tokens in 16-token blocks are 179 blocks (178 x 16 = 2,848 < 2,853); 800
     blocks hold 4 of them (716), 715 blocks 3; a fixed state of 2 blocks a sequence makes it
     181 (4 x 181 = 724 <= 800); draft slots count as tokens (2,853 + 11 = 2,864 = 179 x 16,
-    still 179 blocks; + 12: 180)."""
+    still 179 blocks; + 12: 180). Round 56: the blocks counted are those above the watermark
+    (1 %: 8 of 800 and 7 of 715 leave the counts as they were; 904 blocks leave 895 = 179 x 5
+    above its 9)."""
     limits = SchedulerLimits(block_size=16)
     assert sequences_held(limits, 800, 2853) == 4
     assert sequences_held(limits, 715, 2853) == 3
     assert sequences_held(SchedulerLimits(block_size=16, state_blocks=2), 800, 2853) == 4
     assert sequences_held(SchedulerLimits(block_size=16, state_blocks=2), 723, 2853) == 3
-    assert sequences_held(limits, 179 * 5, 2853, extra=11) == 5
-    assert sequences_held(limits, 179 * 5, 2853, extra=12) == 4
+    assert sequences_held(limits, 179 * 5 + 9, 2853, extra=11) == 5
+    assert sequences_held(limits, 179 * 5 + 9, 2853, extra=12) == 4
     assert sequences_held(limits, 100, 2853) == 0
 
 

@@ -11,7 +11,9 @@ from test_round54_base54 import _plan
 from typer.testing import CliRunner
 
 from tiersim.cli.trace import trace_app
-from tiersim.inputs import Arrivals, arrival_rate
+from tiersim.engine import Req, SchedulerLimits, sequences_held
+from tiersim.engine.scheduler import ReplicaScheduler
+from tiersim.inputs import Arrivals, arrival_rate, batch_cap
 from tiersim.results_seeds import today_line
 
 CHECK = {"planned_seed": 0, "seeds": [0, 1], "accuracy_floor": 0.9,
@@ -61,3 +63,32 @@ def test_trace_inspect_gives_the_rate_the_price_reads(tmp_path):
     price = arrival_rate(pd.read_csv(path))
     assert (stats["rate_basis"], stats["rate_rps"], price) == ("span", 0.5, 0.5)
     assert Arrivals.of(pd.read_csv(path)["arrival_s"].to_numpy()).rate == 0.5
+
+
+def _most_running(limits: SchedulerLimits, num_blocks: int, prompt: int, output: int) -> int:
+    """The most requests the engine's scheduler runs at once, 20 of ``prompt`` + ``output``
+    tokens all waiting at 0 s, stepped by hand to the end."""
+    sched = ReplicaScheduler(limits, num_blocks)
+    for i in range(20):
+        sched.add(Req(i, prompt, output, 0.0))
+    most, now = 0, 0.0
+    while sched.running or sched.waiting or sched.backlog.size:
+        plan = sched.schedule(now, 1)
+        most = max(most, len(sched.running))
+        sched.complete(plan, 1, now + 1.0, 1.0)
+        now += 1.0
+    return most
+
+
+def test_the_sequences_a_cache_holds_leave_the_watermark_free():
+    """100 blocks of 16 tokens, watermark 1 % (1 block); 150-token prompts with 10 output
+    tokens take their 10 blocks (ceil(160 / 16)) at admission, so the engine admits a 10th
+    only with 11 free: it runs 9, and the count the price caps and the KV-thrashing note
+    names is 9 = (100 - 1) // 10 (it said 100 // 10 = 10)."""
+    limits = SchedulerLimits(block_size=16, watermark=0.01, max_num_batched_tokens=100_000)
+    assert _most_running(limits, 100, 150, 10) == 9
+    assert sequences_held(limits, 100, 160) == 9
+    assert batch_cap(limits, 100, 160.0) == 9
+    # no watermark: the 10th fits, and so the count
+    free = SchedulerLimits(block_size=16, watermark=0.0, max_num_batched_tokens=100_000)
+    assert _most_running(free, 100, 150, 10) == sequences_held(free, 100, 160) == 10

@@ -121,9 +121,16 @@ def sequences_held(limits: SchedulerLimits, num_blocks: int, tokens: int, extra:
     (:func:`tiersim.inputs.request_seconds`) read; 0: not one fits. A speculative step
     computes ``extra + 1`` tokens, so a window group holds the pages of that step's window, as
     the engine's speculative scheduler allocates them (it was counted at a one-token step:
-    a page a window group short)."""
-    return int(num_blocks) // seq_blocks(limits, max(1, int(tokens) + int(extra)),
-                                         1 + max(0, int(extra)))
+    a page a window group short). The blocks are those above the scheduler's watermark
+    (``int(watermark x num_blocks)``, as :func:`longest_sequence` counts them): the engine
+    admits a sequence only where its blocks leave the watermark free, so with the others at
+    full length the last one, admitted whole, finds the watermark's blocks closed to it (a
+    cache of 100 blocks, watermark 1, sequences of 10 blocks each taken at admission: the
+    engine holds 9, this said 10 until round 56). A sequence admitted short of its full blocks
+    can grow into the watermark, so where outputs outgrow it the engine can hold one more."""
+    usable = int(num_blocks) - int(limits.watermark * int(num_blocks))
+    return max(0, usable) // seq_blocks(limits, max(1, int(tokens) + int(extra)),
+                                        1 + max(0, int(extra)))
 
 
 def longest_sequence(limits: SchedulerLimits, num_blocks: int, extra: int = 0) -> int:
