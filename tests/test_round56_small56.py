@@ -10,6 +10,7 @@ import pandas as pd
 from test_round54_base54 import _plan
 from typer.testing import CliRunner
 
+from tiersim.cli.app import main
 from tiersim.cli.trace import trace_app
 from tiersim.engine import Req, SchedulerLimits, sequences_held
 from tiersim.engine.scheduler import ReplicaScheduler
@@ -92,3 +93,17 @@ def test_the_sequences_a_cache_holds_leave_the_watermark_free():
     # no watermark: the 10th fits, and so the count
     free = SchedulerLimits(block_size=16, watermark=0.0, max_num_batched_tokens=100_000)
     assert _most_running(free, 100, 150, 10) == sequences_held(free, 100, 160) == 10
+
+
+def test_a_missing_task_type_is_refused_not_counted_as_nan(tmp_path, capsys):
+    """Review doubt: ``trace inspect`` would list a missing ``task_type`` cell as a type
+    "nan". It cannot: the loader refuses the cell first, in one line naming file, row and
+    column (a guard, not a fix; it passed before round 56 too)."""
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens,task_type\n0,100,10,code\n"
+                    "1,200,20,\n2,300,30,chat\n")
+    capsys.readouterr()
+    assert main(["trace", "inspect", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err.strip()) == ("", f"Error: {path}: row 2, column 'task_type': missing "
+                                  "task_type; fill it in or remove the column (file line 3)")
