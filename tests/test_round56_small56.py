@@ -15,6 +15,7 @@ from tiersim.cli.trace import trace_app
 from tiersim.engine import Req, SchedulerLimits, sequences_held
 from tiersim.engine.scheduler import ReplicaScheduler
 from tiersim.inputs import Arrivals, arrival_rate, batch_cap
+from tiersim.results import PlanResult
 from tiersim.results_seeds import today_line
 
 CHECK = {"planned_seed": 0, "seeds": [0, 1], "accuracy_floor": 0.9,
@@ -44,12 +45,13 @@ def test_a_plan_json_from_before_the_keys_reads_as_before():
 
 def test_plan_json_writes_the_keys_today_missed(tmp_path):
     """tests/test_round54_base54.py's today missing the p99 TTFT SLO of 0.3 s (0.334 s,
-    modelled): plan.json gives the key beside the words."""
+    modelled): plan.json gives the key beside the words, and its strict reader keeps it."""
     _, _, data = _plan(tmp_path, slo={"ttft_p99_s": 0.3, "tpot_p99_s": 0.1},
                        plan={"current": [{"tier": "bf16", "replicas": 1}]})
     current = data["current"]
     assert (current["missed"], current["missed_keys"]) == ("ttft_p99_s 0.334 vs limit 0.3",
                                                            ["ttft_p99_s"])
+    assert PlanResult.from_json(data).current["missed_keys"] == ["ttft_p99_s"]  # read back
 
 
 def test_trace_inspect_gives_the_rate_the_price_reads(tmp_path):

@@ -275,6 +275,9 @@ class CurrentFleet(TypedDict):
     meets_slos: bool
     meets_floor: bool | None
     missed: str | None
+    missed_keys: NotRequired[list[str]]
+    """The constraints ``missed`` words, by key (``ttft_p99_s``, ``accuracy``, ...), which the
+    seed check reads; absent in a plan.json written before round 56 (read from the words)."""
     hours_per_month: float
     vs_current_frac: float | None
     vs_current_per_hour_usd: float | None
