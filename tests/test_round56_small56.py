@@ -18,21 +18,33 @@ from tiersim.inputs import Arrivals, arrival_rate, batch_cap
 from tiersim.results import PlanResult
 from tiersim.results_seeds import today_line
 
-CHECK = {"planned_seed": 0, "seeds": [0, 1], "accuracy_floor": 0.9,
-         "current": {"met_seeds": [1], "per_seed": [{"seed": 1, "missed": []}]}}
-TODAY = {"tiers": ["bf16"], "replicas": {"bf16": 1}, "gpus_per_replica": {"bf16": 1},
-         "meets_slos": False, "meets_floor": True}
+CHECK = {
+    "planned_seed": 0,
+    "seeds": [0, 1],
+    "accuracy_floor": 0.9,
+    "current": {"met_seeds": [1], "per_seed": [{"seed": 1, "missed": []}]},
+}
+TODAY = {
+    "tiers": ["bf16"],
+    "replicas": {"bf16": 1},
+    "gpus_per_replica": {"bf16": 1},
+    "meets_slos": False,
+    "meets_floor": True,
+}
 
 
 def test_the_seed_check_reads_todays_misses_by_key_not_by_wording():
     """plan.json ``current.missed_keys`` names what today's fleet missed at the plan's seed;
     a miss worded any other way (here, a future wording that does not start with its key)
     still reads as the constraint it is, not as "a constraint"."""
-    current = TODAY | {"missed": "p99 TTFT 0.334 s over its 0.3 s SLO",
-                       "missed_keys": ["ttft_p99_s"]}
+    current = TODAY | {
+        "missed": "p99 TTFT 0.334 s over its 0.3 s SLO",
+        "missed_keys": ["ttft_p99_s"],
+    }
     assert today_line(CHECK, current) == [
         "    today's fleet (bf16 1 x 1 GPU) meets the SLOs and the accuracy floor at 1 of 2 "
-        "seeds (1); p99 TTFT missed at seed 0"]
+        "seeds (1); p99 TTFT missed at seed 0"
+    ]
 
 
 def test_a_plan_json_from_before_the_keys_reads_as_before():
@@ -40,17 +52,23 @@ def test_a_plan_json_from_before_the_keys_reads_as_before():
     current = TODAY | {"missed": "tpot_p99_s 0.2 vs limit 0.1; dropped 3 vs limit 0"}
     assert today_line(CHECK, current) == [
         "    today's fleet (bf16 1 x 1 GPU) meets the SLOs and the accuracy floor at 1 of 2 "
-        "seeds (1); p99 TPOT missed at seed 0; dropped requests missed at seed 0"]
+        "seeds (1); p99 TPOT missed at seed 0; dropped requests missed at seed 0"
+    ]
 
 
 def test_plan_json_writes_the_keys_today_missed(tmp_path):
     """tests/test_round54_base54.py's today missing the p99 TTFT SLO of 0.3 s (0.334 s,
     modelled): plan.json gives the key beside the words, and its strict reader keeps it."""
-    _, _, data = _plan(tmp_path, slo={"ttft_p99_s": 0.3, "tpot_p99_s": 0.1},
-                       plan={"current": [{"tier": "bf16", "replicas": 1}]})
+    _, _, data = _plan(
+        tmp_path,
+        slo={"ttft_p99_s": 0.3, "tpot_p99_s": 0.1},
+        plan={"current": [{"tier": "bf16", "replicas": 1}]},
+    )
     current = data["current"]
-    assert (current["missed"], current["missed_keys"]) == ("ttft_p99_s 0.334 vs limit 0.3",
-                                                           ["ttft_p99_s"])
+    assert (current["missed"], current["missed_keys"]) == (
+        "ttft_p99_s 0.334 vs limit 0.3",
+        ["ttft_p99_s"],
+    )
     assert PlanResult.from_json(data).current["missed_keys"] == ["ttft_p99_s"]  # read back
 
 
@@ -102,10 +120,14 @@ def test_a_missing_task_type_is_refused_not_counted_as_nan(tmp_path, capsys):
     "nan". It cannot: the loader refuses the cell first, in one line naming file, row and
     column (a guard, not a fix; it passed before round 56 too)."""
     path = tmp_path / "t.csv"
-    path.write_text("arrival_s,input_tokens,output_tokens,task_type\n0,100,10,code\n"
-                    "1,200,20,\n2,300,30,chat\n")
+    path.write_text(
+        "arrival_s,input_tokens,output_tokens,task_type\n0,100,10,code\n1,200,20,\n2,300,30,chat\n"
+    )
     capsys.readouterr()
     assert main(["trace", "inspect", str(path)]) == 1
     out, err = capsys.readouterr()
-    assert (out, err.strip()) == ("", f"Error: {path}: row 2, column 'task_type': missing "
-                                  "task_type; fill it in or remove the column (file line 3)")
+    assert (out, err.strip()) == (
+        "",
+        f"Error: {path}: row 2, column 'task_type': missing "
+        "task_type; fill it in or remove the column (file line 3)",
+    )
