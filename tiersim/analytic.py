@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from tiersim.results import FLOOR_TOLERANCE
+from tiersim.results_figures import CLOSED_FORM, closed_form_words  # noqa: F401 (its names)
 
 TOLERANCE = 1e-12
 """Accuracy differences below this are rounding (labels averaged in floats): a mean loss this
@@ -58,17 +59,6 @@ class TwoType:
                              f"delta < 0 with p={self.p}, eps={self.eps}, delta={self.delta})")
         if self.dc < 0:
             raise ValueError(f"dc must be >= 0 (got {self.dc})")
-
-
-CLOSED_FORM = "two-type closed form"
-"""What every figure of the two-type model is, as ``tiersim analytic``'s lines and the run's
-report name it (:func:`closed_form_words`)."""
-
-
-def closed_form_words(inputs: str) -> str:
-    """Where a closed-form figure comes from: :data:`CLOSED_FORM` and the inputs it was given,
-    e.g. "two-type closed form of p / eps / delta and dc"."""
-    return f"{CLOSED_FORM} of {inputs}"
 
 
 def mean_loss(p: float, eps: float, delta: float) -> float:

@@ -19,6 +19,23 @@ import numpy as np
 SIG_DIGITS = 10
 """Significant digits kept for floats in summary.json."""
 
+CLOSED_FORM = "two-type closed form"
+"""What every figure of the two-type model is, as ``tiersim analytic``'s lines and the run's
+report name it (:func:`closed_form_words`)."""
+
+
+def closed_form_words(inputs: str) -> str:
+    """Where a closed-form figure comes from: :data:`CLOSED_FORM` and the inputs it was given,
+    e.g. "two-type closed form of p / eps / delta and dc"."""
+    return f"{CLOSED_FORM} of {inputs}"
+
+
+MARGIN_SOURCE = "modelled"
+"""Where a plan's margin figures come from, on each margin's line and in the report's margin
+table's header: the plan's p99s and drops are simulated (its last lines name the step times).
+"ttft_p99_s: 0.334 vs limit 2" said nothing of it, where the accuracy line beside it names its
+source."""
+
 
 def plain(value: Any) -> Any:
     """``value`` as plain JSON values: dataclasses and dicts to dicts, tuples to lists, numpy
@@ -224,10 +241,8 @@ def tier_over_slo_note(tier: str, metric: str, value: float, limit: float, share
     more than 3 figures where 3 would print it as the limit (:func:`over_digits`). ``seeds``: a
     plan sized for several seeds (``--robust``), whose p99s are the worst over them and
     ``share`` the most any of them sent the tier ("up to ... at a seed sized for"). The value
-    says it is modelled (:data:`~tiersim.results.MARGIN_SOURCE`), as the plan's margin lines
+    says it is modelled (:data:`MARGIN_SOURCE`), as the plan's margin lines
     beside it do: "is 0.110 s (modelled), over the 0.1 s SLO" (it read bare)."""
-    from tiersim.results_plan import MARGIN_SOURCE  # results_plan imports this module
-
     shown = figure_text(value, " s", digits=over_digits(value, limit, 3))
     which = (f"up to {percent_text(share, 0)} of the requests go to it at a seed sized for"
              if seeds else f"{percent_text(share, 0)} of the requests go to it")

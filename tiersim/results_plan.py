@@ -41,13 +41,6 @@ def in_margin_order(margins: dict[str, Any]) -> list[tuple[str, Any]]:
     return sorted(margins.items(), key=lambda item: rank.get(item[0], len(rank)))
 
 
-MARGIN_SOURCE = "modelled"
-"""Where a plan's margin figures come from, on each margin's line and in the report's margin
-table's header: the plan's p99s and drops are simulated (its last lines name the step times).
-"ttft_p99_s: 0.334 vs limit 2" said nothing of it, where the accuracy line beside it names its
-source."""
-
-
 def whose_p99(margin: dict[str, Any]) -> str:
     """The words after a latency margin's "value vs limit" naming the tier whose own p99 the
     value is, under ``slo_scope: tier`` (the margin's ``tier``:
@@ -563,13 +556,13 @@ def _check_today_fleet(current: dict[str, Any], bad) -> None:
     """``bad(key, what, value)``'s ValueError for the first part of today's fleet in a plan's
     ``current`` that no plan writes: where it was given other than ``plan.current`` or
     ``--current``; its maps over other tiers than its ``tiers``; replicas or GPUs per replica
-    outside what a scenario may give (1 to :data:`~tiersim.scenario_models.MAX_REPLICAS_CEILING`
-    replicas, 1 to :data:`~tiersim.scenario_models.MAX_GPUS_PER_REPLICA` GPUs; until round 56
+    outside what a scenario may give (1 to :data:`~tiersim.limits.MAX_REPLICAS_CEILING`
+    replicas, 1 to :data:`~tiersim.limits.MAX_GPUS_PER_REPLICA` GPUs; until round 56
     2^70 of either was read and printed); a ``design`` other than its tiers' label; a
     prefill count that leaves a split tier no decode replica; more dropped requests than a
     run counts (int64)."""
     from tiersim.errors import json_written
-    from tiersim.scenario_models import MAX_GPUS_PER_REPLICA, MAX_REPLICAS_CEILING
+    from tiersim.limits import MAX_GPUS_PER_REPLICA, MAX_REPLICAS_CEILING
 
     if current["given"] not in ("plan.current", "--current"):
         raise bad("given", 'must be "plan.current" or "--current" (where today\'s fleet was '

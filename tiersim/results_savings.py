@@ -451,9 +451,9 @@ class SavingsResult:
     def closed_form_sources(self, cheap: str, top: str) -> dict[str, str]:
         """Where the closed form's figures in a summary's ``analytic.params`` come from, by
         key (summary.json's ``analytic.sources``): dC* is the two-type closed form
-        (:func:`tiersim.analytic.closed_form_words`) of p / eps / delta and dc; c0 and dc are
+        (:func:`tiersim.results_figures.closed_form_words`) of p / eps / delta and dc; c0 and dc are
         priced from these uniform fleets (:meth:`closed_form_prices`), in their cost model."""
-        from tiersim.analytic import closed_form_words  # it imports tiersim.results
+        from tiersim.results_figures import closed_form_words
 
         fleets, dc = self.closed_form_prices(cheap, top)
         basis = f"the uniform fleets {fleets} ({self.cost_model})"

@@ -16,7 +16,7 @@ from tiersim.results import (
     source_words,
     whose_p99,
 )
-from tiersim.results_plan import MARGIN_SOURCE
+from tiersim.results_figures import MARGIN_SOURCE
 from tiersim.results_savings import split_words
 
 

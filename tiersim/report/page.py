@@ -68,7 +68,7 @@ from tiersim.results import (
     tier_slo_notes,
     whose_p99,
 )
-from tiersim.results_plan import MARGIN_SOURCE
+from tiersim.results_figures import MARGIN_SOURCE
 from tiersim.results_savings import SIMULATED_WORDS, estimate_label, saving_text
 
 CSS = """
