@@ -353,7 +353,7 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
     if "parent" not in raw.columns:
         _no_failed_step_before(raw, src, keep, words)
         return
-    sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
+    sid, step = _session_keys(raw["session_id"]), checks.to_floats(raw["step"])
     parent = checks.to_floats(raw["parent"])
     following = np.flatnonzero(keep & (parent >= 0))
     hit = pd.MultiIndex.from_arrays([sid[following], parent[following]]).isin(
@@ -369,13 +369,33 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
                     "new root", i, "parent")
 
 
+def _session_keys(ids: pd.Series) -> np.ndarray:
+    """Session ids as float64 keys for the checks on failed steps: numbers as they are (NaN
+    where a cell is no number, left for the session checks to name); text ids (aiperf's
+    ``"conv_0"``, :func:`tiersim.trace.canonical.text_ids`) by their number in order of first
+    appearance, NaN where blank. Read as numbers, every text id was NaN, so a step after a
+    failed one passed unchecked, and a failed parent ended in a traceback."""
+    if not canonical.text_ids(ids):
+        return checks.to_floats(ids)
+    texts = ids.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+    codes, _ = pd.factorize(texts.replace("", None))
+    return np.where(codes < 0, np.nan, codes).astype(np.float64)
+
+
+def _session_name(ids: pd.Series, keys: np.ndarray, i: int) -> str:
+    """Row ``i``'s session as the file writes it: its text id, else its number."""
+    if canonical.text_ids(ids):
+        return str(ids.iloc[i]).strip()
+    return checks.show_number(keys[i])
+
+
 def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray,
                            words: str = "response tokens") -> None:
     """Refuse a kept session step whose step before (the one it follows without a ``parent``
     column) is only a failed request: dropped, it left the step to follow the one before it,
     its prompt without the failed step's tokens, without a word. ``words`` name the output
     column in the message, as the drop note names it."""
-    sid, step = checks.to_floats(raw["session_id"]), checks.to_floats(raw["step"])
+    sid, step = _session_keys(raw["session_id"]), checks.to_floats(raw["step"])
     rows = np.flatnonzero(~(np.isnan(sid) | np.isnan(step)))
     # each (session, step) by its first kept row, else its first row, in step order
     rows = rows[np.lexsort((rows, ~keep[rows], step[rows], sid[rows]))]
@@ -390,7 +410,7 @@ def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray,
     at = bad[np.argmin(heads[bad])]
     i, failed = int(heads[at]), int(heads[at - 1])
     raise src.error(f"step {checks.show_number(step[i])} of session "
-                    f"{checks.show_number(sid[i])} follows step "
+                    f"{_session_name(raw['session_id'], sid, i)} follows step "
                     f"{checks.show_number(step[failed])} (without a parent "
                     "column each step follows the one before), a failed request (row "
                     f"{failed + 1}: 0 {words}), which tiersim drops, so this step "

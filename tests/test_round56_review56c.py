@@ -1,0 +1,85 @@
+"""Round 56, review56c: checks on round 56's picks (fresh56's text session ids, the plan's
+saving a month, plan.json sources).
+
+Text session ids in a logged trace with failed requests: the check that a kept step does not
+follow a dropped (failed) one read the ids as numbers, so text ids were all "no number": a step
+after a failed one was replayed silently without a ``parent`` column, and with one the check
+ended ``tiersim trace inspect`` in a TypeError traceback.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_round19 import error_line, run_cli
+
+from tiersim.trace.loader import TraceWarning
+
+HEAD = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,session_id,step"
+
+
+def _burstgpt(path, rows: list[str], parent: bool = False) -> str:
+    path.write_text(
+        HEAD
+        + (",parent" if parent else "")
+        + "\n"
+        + "".join(f"{k},ChatGPT,10,{r}\n" for k, r in enumerate(rows))
+    )
+    return str(path)
+
+
+def test_a_text_id_step_after_a_failed_one_without_a_parent_is_refused(tmp_path, capsys):
+    path = _burstgpt(
+        tmp_path / "b.csv",
+        [
+            "5,15,Conversation log,conv_a,0",
+            "0,10,Conversation log,conv_a,1",
+            "5,15,Conversation log,conv_b,0",
+            "5,15,Conversation log,conv_a,2",
+        ],
+    )
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 4, column 'step': step 2 of session conv_a follows step 1 "
+        "(without a parent column each step follows the one before), a failed request (row 2: "
+        "0 response tokens), which tiersim drops, so this step cannot follow it; remove this "
+        "step, or add a parent column that leaves its parent empty to replay it as a new root "
+        "(file line 5)"
+    )
+
+
+def test_a_text_id_step_whose_parent_failed_is_refused_without_a_traceback(tmp_path, capsys):
+    path = _burstgpt(
+        tmp_path / "c.csv",
+        [
+            "5,15,Conversation log,conv_a,0,",
+            "0,10,Conversation log,conv_a,1,0",
+            "5,15,Conversation log,conv_b,0,",
+            "5,15,Conversation log,conv_a,2,1",
+        ],
+        parent=True,
+    )
+    assert error_line(*run_cli(capsys, "trace", "inspect", path)) == (
+        f"Error: {path}: row 4, column 'parent': parent 1 is a failed request (row 2: 0 "
+        "response tokens), which tiersim drops, so this step cannot follow it; remove this "
+        "step, or leave its parent empty to replay it as a new root (file line 5)"
+    )
+
+
+@pytest.mark.parametrize("parent", [False, True])
+def test_text_id_sessions_whose_failed_step_is_last_still_load(tmp_path, parent):
+    from tiersim.trace import read_trace
+
+    end = "," if parent else ""
+    path = _burstgpt(
+        tmp_path / "d.csv",
+        [
+            f"5,15,Conversation log,conv_a,0{end}",
+            f"5,15,Conversation log,conv_b,0{end}",
+            f"0,10,Conversation log,conv_a,1{',0' if parent else ''}",
+        ],
+        parent=parent,
+    )
+    with (
+        pytest.warns(UserWarning, match="dropped 1 of 3 rows"),
+        pytest.warns(TraceWarning, match="holds text ids"),
+    ):
+        assert read_trace(path).table["session_id"].tolist() == [0, 1]
