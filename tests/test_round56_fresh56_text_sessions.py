@@ -137,10 +137,12 @@ def test_numbering_is_first_appearance_and_one_to_one(tmp_path_factory, ids):
 
 
 def test_a_column_mixing_numbers_and_text_is_still_refused(tmp_path):
-    # a text among numbers is likelier a typo than a name: checked as numbers, as before
+    # a text among numbers is likelier a typo than a name: refused at it, as before, naming
+    # the first number and both fixes since review56c (it said "write a number" alone)
     out = run_cli("trace", "inspect", _csv(tmp_path / "t.csv", ["3", "1", "x", "1"]))
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip().endswith(
-        "row 3, column 'session_id': session id is not a number (got text of 1 character); "
-        "write a number (file line 4)"
+        "row 3, column 'session_id': session id is a name (got text of 1 character) where row "
+        "1's is a number; give every session id as a number, or every one as a name that is no "
+        "number (names are numbered in order of first appearance) (file line 4)"
     )

@@ -83,3 +83,34 @@ def test_text_id_sessions_whose_failed_step_is_last_still_load(tmp_path, parent)
         pytest.warns(TraceWarning, match="holds text ids"),
     ):
         assert read_trace(path).table["session_id"].tolist() == [0, 1]
+
+
+# ------------------------------------------------------------ names beside numbers, refused
+
+
+CANONICAL = "arrival_s,input_tokens,output_tokens,session_id,step\n"
+
+
+def test_a_name_beside_a_number_names_both_and_both_fixes(tmp_path, capsys):
+    """Hex session ids ("a3f9c2d1") where one is all digits ("49201837") read as names beside
+    a number, and were refused with "session id is not a number ...; write a number", though
+    text ids are read since round 56: the fix it gave was the wrong one."""
+    path = tmp_path / "hex.csv"
+    path.write_text(CANONICAL + "0,100,10,a3f9c2d1,0\n1,100,10,49201837,0\n2,100,10,a3f9c2d1,1\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", str(path))) == (
+        f"Error: {path}: row 1, column 'session_id': session id is a name (got text of 8 "
+        "characters) where row 2's is a number; give every session id as a number, or every "
+        "one as a name that is no number (names are numbered in order of first appearance) "
+        "(file line 2)"
+    )
+
+
+def test_a_number_first_names_the_first_name_too(tmp_path, capsys):
+    path = tmp_path / "n.csv"
+    path.write_text(CANONICAL + "0,100,10,7,0\n1,100,10,conv_b,0\n")
+    assert error_line(*run_cli(capsys, "trace", "inspect", str(path))) == (
+        f"Error: {path}: row 2, column 'session_id': session id is a name (got text of 6 "
+        "characters) where row 1's is a number; give every session id as a number, or every "
+        "one as a name that is no number (names are numbered in order of first appearance) "
+        "(file line 3)"
+    )

@@ -150,7 +150,28 @@ def _session_ids(s: pd.Series, src: Source) -> np.ndarray:
         return _session_ids(values, value_src)[places]
     if text_ids(s):
         return _numbered_texts(s, src)
+    _no_names_beside_numbers(s, src)
     return checks.whole_numbers(src, s, "session_id", "session id")
+
+
+def _no_names_beside_numbers(s: pd.Series, src: Source) -> None:
+    """Refuse a column holding both names (text that is no number) and numbers, at its first
+    name, naming the first number's row and both fixes: read as numbers, a name was refused
+    "is not a number ...; write a number", though names alone are read (hex ids, "a3f9c2d1",
+    beside one of digits only, "49201837", read so)."""
+    names = {v for v in _distinct(s) if isinstance(v, str) and v.strip() and _not_a_number(v)}
+    if not names:
+        return
+    named = s.isin(names).to_numpy()
+    blank = s.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
+    j = checks.first_true(~named & s.notna().to_numpy() & ~blank)
+    if j is None:  # names and blanks: a blank is refused as a missing id
+        return
+    i = checks.first_true(named)
+    raise src.error(f"session id is a name (got {checks.short(s.iloc[i])}) where row "
+                    f"{src.row(j)}'s is a number; give every session id as a number, or every "
+                    "one as a name that is no number (names are numbered in order of first "
+                    "appearance)", i, "session_id")
 
 
 TEXT_IDS_NOTE = ("column 'session_id' holds text ids (as aiperf writes them): read as the whole "
