@@ -66,7 +66,8 @@ def test_a_text_session_id_is_numbered_with_a_note(tmp_path):
     assert json.loads(out.stdout)["notes"][0] == (
         "column 'session_id' holds text ids (as aiperf writes them): read as the whole numbers "
         "0 to 0, one for each of its 1 distinct id in the order each first appears "
-        "(requests.parquet's session column holds these numbers)")
+        "(a run that replays the sessions writes these numbers in requests.parquet's "
+        "session_id column)")
 
 
 def test_the_readmes_pretty_printed_form_is_told_to_write_one_object_a_line(tmp_path):

@@ -57,7 +57,8 @@ def test_inspect_says_how_text_ids_were_read(tmp_path):
     assert json.loads(out.stdout)["notes"][0] == (
         "column 'session_id' holds text ids (as aiperf writes them): read as the whole numbers "
         "0 to 1, one for each of its 2 distinct ids in the order each first appears "
-        "(requests.parquet's session column holds these numbers)"
+        "(a run that replays the sessions writes these numbers in requests.parquet's "
+        "session_id column)"
     )
 
 

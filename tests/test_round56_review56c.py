@@ -114,3 +114,16 @@ def test_a_number_first_names_the_first_name_too(tmp_path, capsys):
         "one as a name that is no number (names are numbered in order of first appearance) "
         "(file line 3)"
     )
+
+
+def test_the_text_ids_note_names_the_column_a_run_writes():
+    """requests.parquet has no "session" column: its sessions' numbers are in session_id, and
+    only where the run replays sessions (a trace with a step column too)."""
+    from tiersim.summary import SESSION_COLUMNS
+    from tiersim.trace.canonical import TEXT_IDS_NOTE
+
+    assert "session_id" in SESSION_COLUMNS
+    assert TEXT_IDS_NOTE.endswith(
+        "(a run that replays the sessions writes these numbers in requests.parquet's "
+        "session_id column)"
+    )

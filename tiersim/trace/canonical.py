@@ -176,7 +176,8 @@ def _no_names_beside_numbers(s: pd.Series, src: Source) -> None:
 
 TEXT_IDS_NOTE = ("column 'session_id' holds text ids (as aiperf writes them): read as the whole "
                  "numbers 0 to {last:,}, one for each of its {ids} in the order each first "
-                 "appears (requests.parquet's session column holds these numbers)")
+                 "appears (a run that replays the sessions writes these numbers in "
+                 "requests.parquet's session_id column)")
 """The note a trace with text session ids gets (:func:`text_ids_notes`)."""
 
 
