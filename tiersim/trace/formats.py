@@ -377,9 +377,12 @@ def _session_keys(ids: pd.Series) -> np.ndarray:
     failed one passed unchecked, and a failed parent ended in a traceback."""
     if not canonical.text_ids(ids):
         return checks.to_floats(ids)
-    texts = ids.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
-    codes, _ = pd.factorize(texts.replace("", None))
-    return np.where(codes < 0, np.nan, codes).astype(np.float64)
+    codes, uniques = pd.factorize(ids)  # each distinct id once: a long one is not copied a row
+    names = pd.Series(np.asarray(uniques, dtype=object)).map(
+        lambda v: v.strip() or None if isinstance(v, str) else v)
+    keys = pd.factorize(names)[0].astype(np.float64)
+    keys[keys < 0] = np.nan  # a blank id
+    return np.where(codes < 0, np.nan, keys[np.maximum(codes, 0)])
 
 
 def _session_name(ids: pd.Series, keys: np.ndarray, i: int) -> str:
