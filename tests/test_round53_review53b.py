@@ -81,7 +81,7 @@ def test_a_fault_simulating_a_rejected_fleet_is_not_read_as_its_router_refused(m
              "accuracy": 0.7, "feasible": False, "margins": {}}
     result = SimpleNamespace(plan=chosen, runners_up=[], uniform=[cheap],
                              cost_model="provisioned")
-    c = SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1)
+    c = SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.1, e2e_p99_s=None)
     with pytest.raises(ValueError, match="a fault of the simulation"):
         plan_seeds.rejected_check(Scenario(), result, "s.yaml", c, None, {2: (2.0, 10.0)})
 
