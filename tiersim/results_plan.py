@@ -352,6 +352,12 @@ class PlanResult:
     and not written, where the evaluator says nothing of it (a plan.json written before round
     56 reads as before)."""
 
+    hours_per_month: float | None = None
+    """The hours a month is paid for where they were given (``--hours-per-month`` or the
+    scenario's ``plan.hours_per_month``), with or without today's fleet: the month the saving
+    against the baseline is priced over; None, and not written, where none was given (730
+    then; a plan.json written before round 56 reads as before)."""
+
     @property
     def splits(self) -> list[dict[str, Any]]:
         """Every prefill/decode split the plan chose: ``disaggregation``, then
@@ -363,7 +369,8 @@ class PlanResult:
         """Plain JSON fields (the content of plan.json); ``robust`` only where the plan was
         sized for several seeds."""
         out = _fields(self)
-        for key in ("robust", "current", "seed_check_none", "sources"):  # only where given
+        # only where given
+        for key in ("robust", "current", "seed_check_none", "sources", "hours_per_month"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -386,6 +393,11 @@ class PlanResult:
                 _check_no_seed_check(plan)
             if plan.seed_check is not None and "current" in plan.seed_check:
                 _check_today_at_seeds(plan)
+            if plan.hours_per_month is not None and not 0 < plan.hours_per_month <= 744:
+                from tiersim.errors import json_written
+
+                raise ValueError("'plan.hours_per_month' must be above 0 and at most 744, got "
+                                 f"{json_written(data['hours_per_month'])}")
             if plan.current is not None:
                 _check_current(data["current"], plan.plan)
                 _check_split(data["current"], plan.plan, plan.uniform)

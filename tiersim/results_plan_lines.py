@@ -77,17 +77,21 @@ def p99_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
 
 
 def baseline_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
-                  current: dict[str, Any] | None = None) -> str | None:
+                  current: dict[str, Any] | None = None,
+                  hours: float | None = None) -> str | None:
     """What the plan's saving against its baseline (the sized uniform fleet it is quoted
     against) is worth a month, and what it costs in accuracy: "against the saving's baseline
     (uniform bf16): 3.50 USD/hour less, 2,555 USD less a month of 730 hours (24/7, both fleets
     provisioned for the trace's load; modelled); expected accuracy 94.62% against 94.90%, 0.28
-    points lower". The month is ``current``'s ``hours_per_month`` where today's fleet is
-    named, else 730 (the default); the money is given only where the saving is per hour
+    points lower". The month is ``hours`` (the plan's ``hours_per_month``, given with or
+    without today's fleet) where given, else ``current``'s ``hours_per_month`` where today's
+    fleet is named, else 730 (the default); the money is given only where the saving is per hour
     (provisioned cost). Before, the console gave the saving as a share per hour alone and the
     baseline's accuracy nowhere (plan.json held it), and a USD-a-month figure only against
     today's fleet. None where the plan has no baseline, is its baseline (a uniform plan), or
     either accuracy is unknown. No indent."""
+    from tiersim.scenario_models import HOURS_PER_MONTH
+
     design = (chosen.get("savings") or {}).get("baseline_uniform_design")
     if design is None or design == chosen.get("design"):  # the plan is its baseline
         return None
@@ -96,24 +100,23 @@ def baseline_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
     theirs = None if base is None else base.get("accuracy")
     if not isinstance(mine, int | float) or not isinstance(theirs, int | float):
         return None
-    money = _money_words(chosen.get("savings") or {}, current)
+    month = hours or (current or {}).get("hours_per_month") or HOURS_PER_MONTH
+    money = _money_words(chosen.get("savings") or {}, month)
     return (f"against the saving's baseline (uniform {design}): {money}"
             f"{_accuracy_gap(chosen, mine, theirs)}")
 
 
-def _money_words(saving: dict[str, Any], current: dict[str, Any] | None) -> str:
+def _money_words(saving: dict[str, Any], hours: float) -> str:
     """"3.50 USD/hour less, 2,555 USD less a month of 730 hours (...); " where the saving is
-    per hour; "" otherwise."""
+    per hour (a month of ``hours``); "" otherwise."""
     from tiersim.results import as_given, figure_text
     from tiersim.results_current import month_words
-    from tiersim.scenario_models import HOURS_PER_MONTH
 
     plan = saving.get("routed_cost_per_hour_usd")
     base = saving.get("baseline_uniform_cost_per_hour_usd")
     if saving.get("saving_basis") != "per_hour" or not all(
             isinstance(v, int | float) for v in (plan, base)):
         return ""
-    hours = (current or {}).get("hours_per_month") or HOURS_PER_MONTH
     gap = base - plan
     if round(gap, 9) == 0:
         return "the same USD/hour; "

@@ -194,7 +194,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     per request (``--slo-e2e-p99``; default the scenario's ``slo.e2e_p99_s``, none unless
     set). ``session``: the p99 limit per agent task (``--slo-session-p99``; default the
     scenario's ``slo.session_p99_s``)."""
-    from tiersim.cli.plan_current import today_fleet
+    from tiersim.cli.plan_current import month_hours, today_fleet
     from tiersim.numbers import plain_float, plain_int, plain_numbers
     from tiersim.outputs import out_folder
     from tiersim.scenario import load_scenario
@@ -203,15 +203,17 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     _check_limits(ttft, tpot, floor, e2e, session)
     # checked: the text is not kept
     ttft, tpot, floor, e2e, session = map(plain_float, (ttft, tpot, floor, e2e, session))
-    scenario = with_gpu_options(load_scenario(scenario_path, fit=False,
-                                              current_given=current is not None), gpu_options)
+    # plan.hours_per_month may stand without plan.current: the month of the baseline saving
+    scenario = with_gpu_options(load_scenario(scenario_path, fit=False, current_given=True),
+                                gpu_options)
     if hours_per_month is not None and not 0 < hours_per_month <= 744:
         from tiersim.numbers import as_written  # as typed: 744.0000001 read "744" with :g
 
         raise TiersimError(f"--hours-per-month {as_written(hours_per_month)}: give the hours a "
                            "month is paid for, above 0 and at most 744 (730: 24/7)")
-    today = today_fleet(scenario, str(scenario_path), current,
-                        None if hours_per_month is None else plain_float(hours_per_month))
+    hours = month_hours(scenario, None if hours_per_month is None
+                        else plain_float(hours_per_month))
+    today = today_fleet(scenario, str(scenario_path), current, hours)
     gpu_options = tuple(sorted(set(scenario.limits.gpus_per_replica)))
     scenario = _fitting(scenario, gpu_options)  # planner sizes
     from tiersim.savings import baseline_replica_limit
@@ -252,7 +254,7 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
             warnings.warn(Note(base_point_only(scenario_path, "plans")), stacklevel=2)
         return _plan(scenario, scenario_path, (ttft, tpot, floor, e2e, session), out, choose,
                      max_replicas, gpu_options, cost_model, report, check_seeds, robust, today,
-                     unchecked)
+                     unchecked, hours)
 
 
 def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
@@ -268,9 +270,11 @@ def with_gpu_options(scenario, gpu_options: tuple[int, ...] | None):
 
 def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replicas: int,
           gpu_options, cost_model, report: bool, check_seeds: int = 0,
-          robust: bool = False, today=None, unchecked: str | None = None) -> PlanResult:
+          robust: bool = False, today=None, unchecked: str | None = None,
+          hours: float | None = None) -> PlanResult:
     """:func:`plan_capacity` once the folder is claimed. ``unchecked``: why no seed is checked
-    (plan.json ``seed_check_none``, kept where a fleet is planned)."""
+    (plan.json ``seed_check_none``, kept where a fleet is planned). ``hours``: the hours a
+    month is paid for where given (plan.json ``hours_per_month``)."""
     from tiersim.plan.evaluate import SimEvaluator
     from tiersim.plan.planner import Constraints, Planner, planning_cost_model
 
@@ -341,6 +345,10 @@ def _plan(scenario, scenario_path, limits, out: Path | None, choose, max_replica
 
         result = dataclasses.replace(result, current=current_record(evaluator, today,
                                                                     constraints, result))
+    if hours is not None:  # the month of the saving lines, re-read by tiersim report
+        import dataclasses
+
+        result = dataclasses.replace(result, hours_per_month=float(hours))
     if out is not None:
         write_plan(out, scenario, result, str(scenario_path), report, max_replicas)
     return result

@@ -92,22 +92,18 @@ def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, st
     """Today's fleet: ``--current`` where given (it replaces ``plan.current``), else the
     scenario's ``plan.current`` (checked as the scenario loaded: names, replicas), each tier on
     its own ``gpus_per_replica`` as the scenario writes it where none is given (call before the
-    planner refits the tiers). ``hours``: ``--hours-per-month``, else the scenario's
-    ``plan.hours_per_month``. None where neither names a fleet; one line where ``--hours-per-
-    month`` is given without one (it would change nothing)."""
+    planner refits the tiers). ``hours``: :func:`month_hours`. None where neither names a
+    fleet: the hours then stand alone, the month of the saving against the baseline (before
+    round 56 they were refused there, "there is no month to price")."""
     from tiersim.scenario_models import HOURS_PER_MONTH
 
-    by_name = {t.name: t for t in scenario.all_tiers}
     order = [t.name for t in scenario.all_tiers]
+    by_name = {t.name: t for t in scenario.all_tiers}
     keys = scenario.plan
-    if flag is None and keys is None:
-        if hours is not None:  # typed, even at the default 730: it prices no month either
-            raise TiersimError(f"{HOURS_FLAG}: {source} names no fleet run today, so there is "
-                               "no month to price; name it with plan.current in the scenario "
-                               f"or {FLAG} TIER=REPLICASxGPUS")
+    if flag is None and (keys is None or keys.current is None):
         return None
     if hours is None:
-        hours = keys.hours_per_month if keys is not None else HOURS_PER_MONTH
+        hours = HOURS_PER_MONTH
     if flag is None:
         tiers = [TodayTier(t.tier, t.replicas, t.gpus_per_replica
                            or by_name[t.tier].gpus_per_replica, f"plan.current[{k}]")
@@ -119,6 +115,14 @@ def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, st
         given = FLAG
     tiers.sort(key=lambda t: order.index(t.tier))
     return Today(tuple(tiers), float(hours), given)
+
+
+def month_hours(scenario, typed: float | None) -> float | None:
+    """The hours a month is paid for where given: ``--hours-per-month`` (``typed``), else the
+    scenario's ``plan.hours_per_month`` where it has a ``plan`` block; None otherwise."""
+    if typed is not None:
+        return typed
+    return None if scenario.plan is None else scenario.plan.hours_per_month
 
 
 def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None, typed: str,

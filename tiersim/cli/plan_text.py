@@ -131,7 +131,7 @@ def _baseline_accuracy(chosen: dict, result: PlanResult) -> list[str]:
     none where it has none."""
     from tiersim.results_plan_lines import baseline_line
 
-    line = baseline_line(chosen, result.uniform, result.current)
+    line = baseline_line(chosen, result.uniform, result.current, result.hours_per_month)
     return [] if line is None else ["  " + line]
 
 

@@ -1036,7 +1036,7 @@ def plan_section(plan: PlanResult) -> str:
              for t, c in by_planned_tier(chosen, "one_fewer")]
     said = (chosen.get("accuracy_sources") or {}).get("source")
     p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
-    lost = baseline_line(chosen, plan.uniform, plan.current)  # likewise
+    lost = baseline_line(chosen, plan.uniform, plan.current, plan.hours_per_month)  # likewise
     notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
