@@ -224,6 +224,30 @@ def _numbered_texts(s: pd.Series, src: Source) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+SESSION_NAMES = "session_names"
+"""The canonical table's ``attrs`` key holding a text ``session_id`` column's ids, in the
+order they are numbered (:func:`session_names`), so errors name a session as the file writes
+it."""
+
+
+def session_names(raw: pd.DataFrame) -> tuple[str, ...] | None:
+    """The text session ids of ``raw`` (aiperf's ``"conv_0"``), stripped, the one numbered k
+    at place k (:func:`_numbered_texts`'s order of first appearance); None where the column is
+    absent or holds numbers. A category column is read by its categories, not a copy a row."""
+    if "session_id" not in raw.columns or not text_ids(raw["session_id"]):
+        return None
+    firsts = pd.factorize(raw["session_id"], sort=False)[1]
+    return tuple(dict.fromkeys(str(v).strip() for v in firsts if isinstance(v, str)))
+
+
+def with_session_names(table: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with :func:`session_names` of ``raw`` in its ``attrs`` where it has them."""
+    names = session_names(raw)
+    if names is not None:
+        table.attrs[SESSION_NAMES] = names
+    return table
+
+
 def text_ids_notes(raw: pd.DataFrame) -> list[str]:
     """The note on a trace whose ``session_id`` column holds text ids (none otherwise)."""
     if "session_id" not in raw.columns or not text_ids(raw["session_id"]):

@@ -30,6 +30,7 @@ from pandas.api.types import union_categoricals
 
 from tiersim.errors import TraceError
 from tiersim.trace import checks
+from tiersim.trace.canonical import SESSION_NAMES, TEXT_IDS_NOTE
 from tiersim.trace.filecheck import Source
 from tiersim.trace.read_parquet import parquet_chunks
 from tiersim.trace.source import read_raw
@@ -80,9 +81,11 @@ def _read_chunks(path: Path, src: Source, convert, rows: int, chunk_rows: int,
     previous = None  # (last arrival, its raw value) of the chunk before
     has_ids = True
     notes: dict[str, None] = {}  # ordered, each note once (every chunk gives a column's note)
+    names: dict[str, int] = {}  # text session ids, numbered over the whole file
     for start, raw in parquet_chunks(path, chunk_rows, used):
         part_src = replace(src, first_row=start)
         table, part_notes = convert(raw, part_src)
+        _renumber_sessions(table, names)
         notes.update(dict.fromkeys(part_notes))
         has_ids = "request_id" in raw.columns
         if previous is not None:
@@ -91,11 +94,36 @@ def _read_chunks(path: Path, src: Source, convert, rows: int, chunk_rows: int,
             previous = (table["arrival_s"].iat[-1], raw["arrival_s"].iloc[-1])
         columns.add(start, table)
     table = columns.table()
+    if names:
+        table.attrs[SESSION_NAMES] = tuple(names)
+        notes = _one_text_ids_note(notes, len(names))
     if has_ids:
         _check_unique_ids(src, table["request_id"].to_numpy())
     else:
         table["request_id"] = np.arange(len(table), dtype=np.int64)
     return table, list(notes)
+
+
+def _renumber_sessions(table: pd.DataFrame, names: dict[str, int]) -> None:
+    """A chunk's text session ids (numbered within the chunk, its ``attrs`` naming them) as
+    numbered over the whole file: ``names``, each id's number, grows as new ids appear. Each
+    chunk numbered its own from 0, so ``conv_b`` of a later chunk was read as the session
+    ``conv_a`` was (tasks of different ids merged)."""
+    chunk = table.attrs.pop(SESSION_NAMES, None)
+    if chunk is None:
+        return
+    whole = np.array([names.setdefault(name, len(names)) for name in chunk], dtype=np.int64)
+    table["session_id"] = whole[table["session_id"].to_numpy(np.int64)]
+
+
+def _one_text_ids_note(notes: dict[str, None], count: int) -> dict[str, None]:
+    """``notes`` with the chunks' text-id notes (each counted its own chunk's ids) as one note
+    counting the whole file's ``count`` ids, in the first one's place."""
+    head = TEXT_IDS_NOTE.split("{")[0]
+    ids = f"{count:,} distinct id{'' if count == 1 else 's'}"
+    whole = TEXT_IDS_NOTE.format(last=count - 1, ids=ids)
+    out = {(whole if note.startswith(head) else note): None for note in notes}
+    return out
 
 
 def _check_seam(src: Source, previous: tuple, table: pd.DataFrame, raw: pd.DataFrame) -> None:

@@ -612,7 +612,8 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     if "hash_ids" in names and "prefix_hashes" not in names:
         notes.append("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
                      "are 'prefix_hashes' (rename the column to model prefix caching with it)")
-    return canonical.build(ids, arrival, inp, out, extra), notes
+    table = canonical.build(ids, arrival, inp, out, extra)
+    return canonical.with_session_names(table, raw), notes
 
 
 def _not_canonical(columns) -> list[str]:

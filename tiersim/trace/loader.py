@@ -98,6 +98,20 @@ the ``step_type`` values of the whole file, before any window, or None without t
     skipped: tuple[int, int, int] | None = None
     """``trace.skip_longer_than``'s tokens, the requests it left out and those read, or None
     without the key (set by :func:`tiersim.inputs.skip_longer`)."""
+    session_names: tuple[str, ...] | None = None
+    """A text ``session_id`` column's ids as the file writes them (stripped), the one tiersim
+    numbered k at place k (:func:`tiersim.trace.canonical.session_names`), so a session's
+    errors name it so; None where the ids are numbers."""
+
+    def session(self, number: int) -> str:
+        """Session ``number`` as an error names it: its text id as the file writes it
+        (quoted, cut to 40 characters), else the number."""
+        from tiersim.trace.formats import shown_name
+
+        names = self.session_names
+        if names is None or not 0 <= number < len(names):
+            return str(number)
+        return shown_name(names[number])
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``, as :meth:`error` names
@@ -169,6 +183,8 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
     else:
         table, src, name, notes = _read_converted(path, format, raw, keep)
         arrivals = _whole_arrivals(table, sessions)
+    # kept in the origin, not the table (pandas writes attrs into a Parquet file it writes)
+    names = table.attrs.pop(canonical.SESSION_NAMES, None)
     t = table["arrival_s"].to_numpy()
     step_types = _step_types(table)
     if name == "canonical":  # of the whole file (a Parquet file's chunks are converted apart)
@@ -188,7 +204,7 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
     data = _file_rows(table, name, rows)
     origin = TraceOrigin(src.path, name, tuple(notes), 0 if data is None else int(data[0]),
                          src.header_lines, None if data is None or _one_run(data) else data,
-                         arrivals, step_types)
+                         arrivals, step_types, session_names=names)
     _check_span(table, src, origin, window is not None)
     table = apply_time_scale(table, time_scale, src)
     _check_scaled_span(table, time_scale, src)

@@ -371,8 +371,8 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
         ordered = df["step"].to_numpy()[order]
         dup = np.flatnonzero(np.diff(ordered) == 0)
         if len(dup):
-            raise _error(origin, source, f"session {sid} has step {ordered[dup[0]]} twice",
-                         int(order[dup[0] + 1]), "step")
+            raise _error(origin, source, f"session {_named(origin, sid)} has step "
+                         f"{ordered[dup[0]]} twice", int(order[dup[0] + 1]), "step")
         earlier: set[int] = set()
         for pos, row in enumerate(order):
             if pos:
@@ -383,7 +383,8 @@ def _parents(df: pd.DataFrame, source: str, origin: TraceOrigin | None) -> np.nd
             p = float(given[row])
             if p != -1 and p not in earlier:
                 raise _error(origin, source, f"parent {_parent_shown(df['parent'].iloc[row], p)} "
-                             f"is not an earlier step of session {sid}", int(row), "parent")
+                             f"is not an earlier step of session {_named(origin, sid)}",
+                             int(row), "parent")
             parent[row] = int(p)
         _one_follower_each(parent, order, sid, source, origin)
     return parent
@@ -400,10 +401,17 @@ def _one_follower_each(parent: np.ndarray, order: np.ndarray, sid, source: str,
             continue
         if kid in seen:
             first = _row_named(origin, seen[kid])
-            raise _error(origin, source, f"step {kid} of session {sid} has two followers (rows "
-                         f"{first} and {_row_named(origin, row)}); tiersim sessions are chains "
+            raise _error(origin, source, f"step {kid} of session {_named(origin, sid)} has two "
+                         f"followers (rows {first} and {_row_named(origin, row)}); tiersim "
+                         "sessions are chains "
                          "(give each step at most one follower)", row, "parent")
         seen[kid] = row
+
+
+def _named(origin: TraceOrigin | None, sid) -> str:
+    """Session ``sid`` (the number tiersim gave it) as an error names it: as the file writes
+    it (:meth:`~tiersim.trace.loader.TraceOrigin.session`), its text id where it had one."""
+    return str(sid) if origin is None else origin.session(int(sid))
 
 
 def _row_named(origin: TraceOrigin | None, index: int) -> int:
@@ -533,7 +541,8 @@ def _too_late(origin: TraceOrigin | None, source: str, sid: int, step: int, at: 
     """The error for a step whose session's start plus the tool time leading to it passes
     :data:`tiersim.trace.loader.MAX_SPAN_S`, the span an arrival may have (its realised
     arrival, after its predecessors' service too, is later still)."""
-    message = (f"step {step} of {'task' if generated else 'session'} {sid} arrives at least "
+    message = (f"step {step} of {'task' if generated else 'session'} {_named(origin, sid)} "
+               "arrives at least "
                f"{at:.4g} s after time 0 (its {'task' if generated else 'session'}'s first "
                f"arrival{'' if generated else '_s'} plus the tool_s of the steps that lead to "
                f"it), more than the {MAX_SPAN_S:.0e} s (31 years) a run may span")
@@ -565,9 +574,9 @@ def _too_long(origin: TraceOrigin | None, source: str, sid: int, step: int, prom
               context: str, row: int) -> TraceError:
     """The error for a step whose prompt exceeds :data:`MAX_PROMPT_TOKENS`."""
     what = "with the session's context so far" if context == "accumulate" else "logged"
-    return _error(origin, source, f"step {step} of session {sid} has a prompt of {prompt:,} "
-                  f"tokens ({what}), more than the {MAX_PROMPT_TOKENS:,} a session step may "
-                  "have (far beyond any model's context); check input_tokens and "
+    return _error(origin, source, f"step {step} of session {_named(origin, sid)} has a prompt "
+                  f"of {prompt:,} tokens ({what}), more than the {MAX_PROMPT_TOKENS:,} a session "
+                  "step may have (far beyond any model's context); check input_tokens and "
                   "output_tokens, or split the session", row, "input_tokens")
 
 
@@ -586,9 +595,9 @@ def _too_many_hashes(origin: TraceOrigin | None, source: str, sid: int, step: in
                      generated: bool) -> TraceError | ScenarioError:
     """The error for session prompts that need more than :data:`MAX_PREFIX_HASHES` hashes."""
     tokens = MAX_PREFIX_HASHES * HASH_BLOCK_TOKENS
-    message = (f"by step {step} of session {sid} the sessions' prompts, each with its context, "
-               f"hold over {tokens:,} tokens in all, more than tiersim hashes for prefix "
-               "caching in one run")
+    message = (f"by step {step} of session {_named(origin, sid)} the sessions' prompts, each "
+               f"with its context, hold over {tokens:,} tokens in all, more than tiersim hashes "
+               "for prefix caching in one run")
     if generated:
         return ScenarioError(source, "workload.sessions.generate", f"{message}; lower tasks, "
                              "middle_steps_mean, max_steps or max_context_tokens")
