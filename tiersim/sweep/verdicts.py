@@ -70,6 +70,7 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
     whether report.html was written). Only those rows, and the columns the verdicts need,
     are read. No lines where no point has a verdict (a sweep table written before them)."""
     from tiersim.report.page import POINTS_IN_REPORT, VERDICT_COLUMNS, _axis_cell, point_verdicts
+    from tiersim.report.point_slo import tier_p99_columns
 
     shown = POINTS_SHOWN if shown is None else shown
     path = Path(out) / "sweep.parquet"
@@ -79,7 +80,9 @@ def verdict_lines(out: Path, axes: list[str], report: bool,
         have = set(table.schema_arrow.names)
         figures = [c for c in _figures(axes) if c in have]
         wanted = [c for c in dict.fromkeys(("point_id", "status", *axes, *figures,
-                                            *COST_COLUMNS, *VERDICT_COLUMNS)) if c in have]
+                                            *COST_COLUMNS, *VERDICT_COLUMNS,
+                                            *tier_p99_columns(table.schema_arrow.names)))
+                  if c in have]
         batches, count = [], 0
         for batch in table.iter_batches(batch_size=shown, columns=wanted):
             batches.append(batch.to_pandas())
