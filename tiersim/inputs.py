@@ -894,7 +894,8 @@ def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source
     """A note where the scenario's ``accuracy_floor`` (else its ``router.floor``) is judged on
     the per-precision priors alone: two tiers or more, none stating its ``accuracy`` and no
     ``correct_<tier>`` labels; with no floor, likewise where a router that reads accuracy
-    (:data:`ACCURACY_ROUTERS`) routes two tiers or more on them.
+    (:data:`ACCURACY_ROUTERS`, or a ``step_type`` router whose ``step_fallback`` is one)
+    routes two tiers or more on them.
     The priors are alike for every model (BF16 95.00 %, FP8 94.78 %: README.md, "Accuracy"),
     so which fleet meets the floor, and what a router between the tiers wins, rests on
     placeholders; before, a run and a plan said only "prior" beside the accuracy."""
@@ -903,14 +904,16 @@ def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source
     if floor is None and getattr(scenario.router, "floor", None) is not None:
         key, floor = "router.floor", scenario.router.floor  # a floor router's own floor
     policy = scenario.router.policy
-    routes = floor is None and policy in ACCURACY_ROUTERS and len(scenario.tiers) >= 2
+    fallback = scenario.router.step_fallback if policy == "step_type" else None
+    reads = policy in ACCURACY_ROUTERS or fallback in ACCURACY_ROUTERS
+    routes = floor is None and reads and len(scenario.tiers) >= 2
     if (floor is None and not routes) or len(tiers) < 2:
         return
     if any(accuracy_source.get(tier.name) != "prior" for tier in tiers):
         return
     what = (f"{key} {floor:g} is judged on qllm-eval's per-precision priors" if floor is not None
-            else f"router.policy {policy} routes on qllm-eval's per-precision priors, and the "
-                 "run's accuracy is read from them")
+            else f"router.policy {policy}{_fallback_words(fallback)} routes on qllm-eval's "
+                 "per-precision priors, and the run's accuracy is read from them")
     warnings.warn(f"{source}: no tier states its accuracy and the trace has no correct_<tier> "
                   f"labels, so {what}, alike for every model (README.md, "
                   "\"Accuracy\"): placeholders, not the model's measured accuracy; state each "
@@ -922,6 +925,12 @@ ACCURACY_ROUTERS = ("threshold", "lagrangian", "oracle", "cascade", "budget")
 no floor and every tier on the priors, :func:`note_prior_floor` says they route by
 placeholders (fresh56's FP8 + BF16 threshold run sent every request to FP8 on 94.78 % against
 95.00 % and read "expected accuracy 94.78 % | prior", no note)."""
+
+
+def _fallback_words(fallback: str | None) -> str:
+    """" (step_fallback threshold)" where a ``step_type`` router's fallback reads accuracy
+    (:data:`ACCURACY_ROUTERS`): the step types it does not map are routed so; "" otherwise."""
+    return f" (step_fallback {fallback})" if fallback in ACCURACY_ROUTERS else ""
 
 
 def note_unused_acceptance(df: pd.DataFrame, scenario: Scenario, source: str) -> None:
