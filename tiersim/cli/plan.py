@@ -101,8 +101,9 @@ def plan(
         "and seed, and the plan's saving against it given per hour and per month.")] = None,
     hours_per_month: Annotated[float | None, typer.Option(
         "--hours-per-month", **number_flag(float, flag="--hours-per-month"),
-        help="Hours a month of today's fleet and of the plan is paid for (default: the "
-        "scenario's plan.hours_per_month, 730: 24/7; at most 744).")] = None,
+        help="Hours a month of today's fleet and of the plan is paid for, the month its "
+        "savings are priced over, with or without --current (default: the scenario's "
+        "plan.hours_per_month, 730: 24/7; at most 744).")] = None,
     robust: Annotated[bool, typer.Option(
         "--robust", help="Size for the scenario's seed and the --check-seeds seeds after it "
         "together: a design (and the uniform fleet its saving is quoted against) qualifies "
