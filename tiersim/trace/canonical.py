@@ -148,7 +148,7 @@ def _session_ids(s: pd.Series, src: Source) -> np.ndarray:
     if isinstance(s.dtype, pd.CategoricalDtype):
         values, value_src, places = distinct(s, src)
         return _session_ids(values, value_src)[places]
-    if text_ids(s):
+    if text_ids(s, src.typed):
         return _numbered_texts(s, src)
     _no_names_beside_numbers(s, src)
     return checks.whole_numbers(src, s, "session_id", "session id")
@@ -181,13 +181,20 @@ TEXT_IDS_NOTE = ("column 'session_id' holds text ids (as aiperf writes them): re
 """The note a trace with text session ids gets (:func:`text_ids_notes`)."""
 
 
-def text_ids(s: pd.Series) -> bool:
+def text_ids(s: pd.Series, typed: bool = False) -> bool:
     """Whether a session id column holds text ids (aiperf's ``"conv_0"``): every id given is
-    text that is no number (a blank cell is a missing id). Such ids are names, numbered in
-    order of first appearance; a column mixing numbers and other text (``"3"``, ``"x"``) is
+    text that is no number (a blank cell is a missing id), or, in a file that types its values
+    (``typed``: JSON lines, Parquet; :attr:`tiersim.trace.filecheck.Source.typed`), every id is
+    text and one is no number: hex ids (``"a3f9c2d1"``) with one of digits only
+    (``"49201837"``) are names there, as the file types them. Such ids are names, numbered in
+    order of first appearance. A column of numbers written as text is read as numbers; one
+    mixing numbers and other text where the file does not type them (a CSV's ``3``, ``x``) is
     checked as numbers, and its first text refused, as a typo more likely than a name."""
     values = [v for v in _distinct(s) if not (isinstance(v, str) and not v.strip())]
-    return bool(values) and all(isinstance(v, str) and _not_a_number(v) for v in values)
+    if not values or not all(isinstance(v, str) for v in values):
+        return False
+    names = [_not_a_number(v) for v in values]
+    return any(names) if typed else all(names)
 
 
 def _distinct(s: pd.Series) -> list:
@@ -230,27 +237,30 @@ order they are numbered (:func:`session_names`), so errors name a session as the
 it."""
 
 
-def session_names(raw: pd.DataFrame) -> tuple[str, ...] | None:
+def session_names(raw: pd.DataFrame, typed: bool = False) -> tuple[str, ...] | None:
     """The text session ids of ``raw`` (aiperf's ``"conv_0"``), stripped, the one numbered k
     at place k (:func:`_numbered_texts`'s order of first appearance); None where the column is
-    absent or holds numbers. A category column is read by its categories, not a copy a row."""
-    if "session_id" not in raw.columns or not text_ids(raw["session_id"]):
+    absent or holds numbers (``typed``: as :func:`text_ids`'s). A category column is read by
+    its categories, not a copy a row."""
+    if "session_id" not in raw.columns or not text_ids(raw["session_id"], typed):
         return None
     firsts = pd.factorize(raw["session_id"], sort=False)[1]
     return tuple(dict.fromkeys(str(v).strip() for v in firsts if isinstance(v, str)))
 
 
-def with_session_names(table: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
+def with_session_names(table: pd.DataFrame, raw: pd.DataFrame,
+                       typed: bool = False) -> pd.DataFrame:
     """``table`` with :func:`session_names` of ``raw`` in its ``attrs`` where it has them."""
-    names = session_names(raw)
+    names = session_names(raw, typed)
     if names is not None:
         table.attrs[SESSION_NAMES] = names
     return table
 
 
-def text_ids_notes(raw: pd.DataFrame) -> list[str]:
-    """The note on a trace whose ``session_id`` column holds text ids (none otherwise)."""
-    if "session_id" not in raw.columns or not text_ids(raw["session_id"]):
+def text_ids_notes(raw: pd.DataFrame, typed: bool = False) -> list[str]:
+    """The note on a trace whose ``session_id`` column holds text ids (none otherwise;
+    ``typed``: as :func:`text_ids`'s)."""
+    if "session_id" not in raw.columns or not text_ids(raw["session_id"], typed):
         return []
     count = len({str(v).strip() for v in _distinct(raw["session_id"])})
     ids = f"{count:,} distinct id{'' if count == 1 else 's'}"

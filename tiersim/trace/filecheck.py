@@ -80,7 +80,7 @@ class Source:
     the converter reads (``kept``: ``keep`` of :func:`tiersim.trace.loader.read_trace`, a
     response cache's key; not noted as used by nothing); and, where some were left out, all the
     file's column names in file order (``order``: the columns read and those left out are named
-    in it, as a CSV's, all read, are)."""
+    in it, as a CSV's, all read, are); and whether the file types its values (``typed``)."""
 
     path: str
     header_lines: int | None  # None for binary files (Parquet), which have no lines
@@ -89,6 +89,9 @@ class Source:
     unread: tuple[str, ...] = field(default=(), compare=False, repr=False)
     kept: tuple[str, ...] = field(default=(), compare=False, repr=False)
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    typed: bool = field(default=False, compare=False, repr=False)
+    """Whether the file types its values (JSON lines, Parquet): a text value there is text as
+    written (``"49201837"``), where a CSV's unquoted number and quoted text read alike."""
 
     def row(self, index: int) -> int:
         """The file's 1-based data row of 0-based table row ``index``."""

@@ -167,10 +167,10 @@ def carried(raw: pd.DataFrame, src: Source, own: tuple[str, ...],
                      f"and {last}, each request's id being its data row)")
     if rows is None:
         return canonical.optional_columns(raw[kept], src), notes + canonical.text_ids_notes(
-            raw[kept])
+            raw[kept], src.typed)
     part = raw[kept].iloc[rows].reset_index(drop=True)
     return (canonical.optional_columns(part, replace(src, rows=rows)),
-            notes + canonical.text_ids_notes(part))
+            notes + canonical.text_ids_notes(part, src.typed))
 
 
 def unread_note(unread: list[str], why: str) -> list[str]:
@@ -353,7 +353,7 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
     if "parent" not in raw.columns:
         _no_failed_step_before(raw, src, keep, words)
         return
-    sid, step = _session_keys(raw["session_id"]), checks.to_floats(raw["step"])
+    sid, step = _session_keys(raw["session_id"], src.typed), checks.to_floats(raw["step"])
     parent = checks.to_floats(raw["parent"])
     following = np.flatnonzero(keep & (parent >= 0))
     hit = pd.MultiIndex.from_arrays([sid[following], parent[following]]).isin(
@@ -369,13 +369,14 @@ def _no_failed_parent(raw: pd.DataFrame, src: Source, keep: np.ndarray,
                     "new root", i, "parent")
 
 
-def _session_keys(ids: pd.Series) -> np.ndarray:
+def _session_keys(ids: pd.Series, typed: bool = False) -> np.ndarray:
     """Session ids as float64 keys for the checks on failed steps: numbers as they are (NaN
     where a cell is no number, left for the session checks to name); text ids (aiperf's
     ``"conv_0"``, :func:`tiersim.trace.canonical.text_ids`) by their number in order of first
     appearance, NaN where blank. Read as numbers, every text id was NaN, so a step after a
-    failed one passed unchecked, and a failed parent ended in a traceback."""
-    if not canonical.text_ids(ids):
+    failed one passed unchecked, and a failed parent ended in a traceback. ``typed``: as
+    :func:`tiersim.trace.canonical.text_ids`'s."""
+    if not canonical.text_ids(ids, typed):
         return checks.to_floats(ids)
     codes, uniques = pd.factorize(ids)  # each distinct id once: a long one is not copied a row
     names = pd.Series(np.asarray(uniques, dtype=object)).map(
@@ -385,9 +386,9 @@ def _session_keys(ids: pd.Series) -> np.ndarray:
     return np.where(codes < 0, np.nan, keys[np.maximum(codes, 0)])
 
 
-def _session_name(ids: pd.Series, keys: np.ndarray, i: int) -> str:
+def _session_name(ids: pd.Series, keys: np.ndarray, i: int, typed: bool = False) -> str:
     """Row ``i``'s session as the file writes it: its text id, else its number."""
-    if canonical.text_ids(ids):
+    if canonical.text_ids(ids, typed):
         return str(ids.iloc[i]).strip()
     return checks.show_number(keys[i])
 
@@ -398,7 +399,7 @@ def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray,
     column) is only a failed request: dropped, it left the step to follow the one before it,
     its prompt without the failed step's tokens, without a word. ``words`` name the output
     column in the message, as the drop note names it."""
-    sid, step = _session_keys(raw["session_id"]), checks.to_floats(raw["step"])
+    sid, step = _session_keys(raw["session_id"], src.typed), checks.to_floats(raw["step"])
     rows = np.flatnonzero(~(np.isnan(sid) | np.isnan(step)))
     # each (session, step) by its first kept row, else its first row, in step order
     rows = rows[np.lexsort((rows, ~keep[rows], step[rows], sid[rows]))]
@@ -413,7 +414,7 @@ def _no_failed_step_before(raw: pd.DataFrame, src: Source, keep: np.ndarray,
     at = bad[np.argmin(heads[bad])]
     i, failed = int(heads[at]), int(heads[at - 1])
     raise src.error(f"step {checks.show_number(step[i])} of session "
-                    f"{_session_name(raw['session_id'], sid, i)} follows step "
+                    f"{_session_name(raw['session_id'], sid, i, src.typed)} follows step "
                     f"{checks.show_number(step[failed])} (without a parent "
                     "column each step follows the one before), a failed request (row "
                     f"{failed + 1}: 0 {words}), which tiersim drops, so this step "
@@ -604,7 +605,7 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
     if "prefix_hashes" in extra:
         canonical.check_hash_counts(src, extra["prefix_hashes"], inp, "prefix_hashes")
     unused = [c for c in raw.columns if c not in src.kept]  # kept: read by the caller
-    notes = [*canonical.text_ids_notes(raw),
+    notes = [*canonical.text_ids_notes(raw, src.typed),
              *unread_note(_not_canonical(unused), "not a canonical column: carried in the "
                           "table, used by nothing"),
              *unread_note(_not_canonical(src.unread), "not a canonical column: left out of the "
@@ -613,7 +614,7 @@ def _convert_canonical(raw: pd.DataFrame, src: Source) -> Converted:
         notes.append("column 'hash_ids' is not read: a canonical trace's prompt block hashes "
                      "are 'prefix_hashes' (rename the column to model prefix caching with it)")
     table = canonical.build(ids, arrival, inp, out, extra)
-    return canonical.with_session_names(table, raw), notes
+    return canonical.with_session_names(table, raw, src.typed), notes
 
 
 def _not_canonical(columns) -> list[str]:

@@ -340,7 +340,7 @@ def _read_converted(path: str | Path, format: str, given=None,
 
     if parquet:
         columns, rows = parquet_columns(Path(path)), parquet_rows(Path(path))
-        src = Source(str(path), None)
+        src = Source(str(path), None, typed=True)
         name = _choose_format(columns, rows, src, format)
         if name == "canonical":
             src = replace(parquet_source(Path(path), parquet_selection(Path(path), used)[1]),

@@ -94,7 +94,7 @@ def read_jsonl_file(p: Path, name: str, used=None) -> tuple[pd.DataFrame, Source
     refused the whole trace. A fault of a key that is read is refused as before, naming its
     file line (:func:`_kept_keys_copy` keeps the lines)."""
     try:
-        return _read_jsonl(p), Source(name, 0)
+        return _read_jsonl(p), Source(name, 0, typed=True)
     except TraceError:
         copy = _kept_keys_copy(p, used)
         if copy is None:
@@ -106,7 +106,7 @@ def read_jsonl_file(p: Path, name: str, used=None) -> tuple[pd.DataFrame, Source
         except TraceError as err:  # named by the copy's path: name the file's
             raise _renamed(err, name) from None
     unread = tuple(key for key in order if key not in df.columns)
-    return df, Source(name, 0, unread=unread, order=order)
+    return df, Source(name, 0, unread=unread, order=order, typed=True)
 
 
 _FD_FOLDER = "/proc/self/fd" if Path("/proc/self/fd").is_dir() else "/dev/fd"

@@ -136,7 +136,7 @@ def parquet_source(p: Path, unread: tuple[str, ...] = ()) -> Source:
     """The :class:`Source` of the Parquet file ``p`` read without its ``unread`` columns
     (:func:`parquet_selection`), with its columns' file order where some were left out."""
     order = tuple(parquet_columns(p)) if unread else ()
-    return Source(str(p), None, unread=unread, order=order)
+    return Source(str(p), None, unread=unread, order=order, typed=True)
 
 
 def _index_names(schema: pa.Schema) -> set[str]:
