@@ -104,3 +104,44 @@ def test_a_csv_mixing_hex_and_digits_is_still_refused(tmp_path, capsys):
         "one as a name that is no number (names are numbered in order of first appearance) "
         "(file line 2)"
     )
+
+
+# ------------------------------------------------ logged formats name a session as written
+
+LOGGED = {
+    "azure": ("TIMESTAMP,ContextTokens,GeneratedTokens", "2024-05-10 00:00:0{k}"),
+    "burstgpt": ("Timestamp,Request tokens,Response tokens", "{k}"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOGGED))
+def test_a_logged_csv_names_its_text_session_as_written(tmp_path, capsys, name):
+    """The error named session 1, the number tiersim gave conv_b. The first row failed (0
+    output tokens) and is dropped: the names are those of the rows kept (conv_a was 0)."""
+    head, time = LOGGED[name]
+    rows = [("conv_x", 0), ("conv_a", 5), ("conv_b", 5), ("conv_b", 5)]
+    path = tmp_path / f"{name}.csv"
+    path.write_text(
+        f"{head},session_id,step\n"
+        + "".join(f"{time.format(k=k)},10,{out},{sid},0\n" for k, (sid, out) in enumerate(rows))
+    )
+    assert _said(capsys, path) == (
+        f"Error: {path}: row 4, column 'step': session 'conv_b' has step 0 twice (file line 5)"
+    )
+
+
+def test_mooncake_names_its_text_session_as_written(tmp_path, capsys):
+    path = tmp_path / "m.jsonl"
+    rows = [("conv_a", 0), ("conv_b", 1), ("conv_b", 2)]
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"timestamp": t, "input_length": 10, "output_length": 5, "session_id": s, "step": 0}
+            )
+            + "\n"
+            for s, t in rows
+        )
+    )
+    assert _said(capsys, path) == (
+        f"Error: {path}: row 3, column 'step': session 'conv_b' has step 0 twice (file line 3)"
+    )

@@ -317,6 +317,9 @@ def _served(raw: pd.DataFrame, src: Source, since: Callable[[int], np.ndarray], 
         _check_prefix_hashes(kept, extra, inp)
     # seconds since the first request kept, as every format gives them
     table = canonical.build(rows, since(int(rows[0]))[sel], inp, out, extra)
+    if "session_id" in raw.columns:  # text ids by name in errors, as a canonical trace's
+        ids = raw[["session_id"]]
+        table = canonical.with_session_names(table, ids if every else ids.iloc[rows], src.typed)
     dropped = []
     if not keep.all():
         dropped = dropped_notes(int((~keep).sum()), len(raw), int(np.argmax(~keep)),
