@@ -145,3 +145,32 @@ def test_mooncake_names_its_text_session_as_written(tmp_path, capsys):
     assert _said(capsys, path) == (
         f"Error: {path}: row 3, column 'step': session 'conv_b' has step 0 twice (file line 3)"
     )
+
+
+# ------------------------------------------- ids that differ only by spaces: one session
+
+
+def test_ids_differing_only_by_spaces_are_one_session_with_a_note(tmp_path):
+    """' conv_a' (a CSV written with ', ' between cells) and 'conv_a' were merged without a
+    word; they still are one session (a number's spaces are not read either), with a note."""
+    path = tmp_path / "s.csv"
+    path.write_text(
+        "arrival_s,input_tokens,output_tokens,session_id,step\n"
+        "0,10,5,conv_a,0\n1,10,5, conv_a,1\n2,10,5,conv_b,0\n3,10,5,conv_b ,1\n"
+    )
+    trace = _read(path)
+    assert trace.table["session_id"].tolist() == [0, 0, 1, 1]
+    assert trace.origin.session_names == ("conv_a", "conv_b")
+    assert (
+        "column 'session_id' writes 2 ids with spaces around it and without (first 'conv_a' "
+        "and ' conv_a'): each read as one session, as ids are compared without the spaces "
+        "around them (a CSV's ', conv_0' holds ' conv_0'); give different sessions different ids"
+    ) in trace.origin.notes
+
+
+def test_ids_without_spaces_get_no_spaces_note(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text(
+        "arrival_s,input_tokens,output_tokens,session_id,step\n0,10,5,conv_a,0\n1,10,5,conv_b,0\n"
+    )
+    assert not [n for n in _read(path).origin.notes if "spaces around" in n]

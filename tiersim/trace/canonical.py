@@ -262,9 +262,37 @@ def text_ids_notes(raw: pd.DataFrame, typed: bool = False) -> list[str]:
     ``typed``: as :func:`text_ids`'s)."""
     if "session_id" not in raw.columns or not text_ids(raw["session_id"], typed):
         return []
-    count = len({str(v).strip() for v in _distinct(raw["session_id"])})
+    values = _distinct(raw["session_id"])
+    count = len({str(v).strip() for v in values})
     ids = f"{count:,} distinct id{'' if count == 1 else 's'}"
-    return [TEXT_IDS_NOTE.format(last=count - 1, ids=ids)]
+    return [TEXT_IDS_NOTE.format(last=count - 1, ids=ids), *_spaced_ids_notes(values)]
+
+
+SPACED_IDS_NOTE = ("column 'session_id' writes {ids} with spaces around it and without (first "
+                   "{shown}): each read as one session, as ids are compared without the "
+                   "spaces around them (a CSV's ', conv_0' holds ' conv_0'); give different "
+                   "sessions different ids")
+"""The note on text session ids that differ only by the spaces around them
+(:func:`_spaced_ids_notes`)."""
+
+
+def _spaced_ids_notes(values: list) -> list[str]:
+    """The note on the distinct text ids ``values`` where two differ only by the spaces around
+    them (``" a"``, ``"a"``), which are one session (:data:`SPACED_IDS_NOTE`); none otherwise.
+    Kept apart, a CSV written with ``", "`` between cells split a session in two, and the two
+    were named alike in every error; a number's spaces are never read either."""
+    from tiersim.trace.formats import shown_name
+
+    forms: dict[str, list[str]] = {}
+    for v in values:
+        if isinstance(v, str) and v.strip():
+            forms.setdefault(v.strip(), []).append(v)
+    merged = [written for written in forms.values() if len(written) > 1]
+    if not merged:
+        return []
+    ids = "1 id" if len(merged) == 1 else f"{len(merged):,} ids"
+    shown = " and ".join(shown_name(v) for v in merged[0][:2])
+    return [SPACED_IDS_NOTE.format(ids=ids, shown=shown)]
 
 
 def _optional(s: pd.Series, name: str, src: Source):
