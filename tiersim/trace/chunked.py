@@ -52,6 +52,8 @@ def read_canonical(path: Path, src: Source, convert, rows: int, chunk_rows: int 
     fault is named as the whole read names it (see the module's docstring)."""
     try:
         return _read_chunks(path, src, convert, rows, chunk_rows or CHUNK_ROWS, used)
+    except SessionKindsDiffer:  # the whole column decides: read the file whole, as a small one
+        return convert(read_raw(path, used)[0], src)
     except TraceError as err:
         fault = err.with_traceback(None)  # its frames (the chunks' arrays) let go
         fault.__context__ = None
@@ -74,6 +76,14 @@ def refuse_as_the_whole_read(path: Path, src: Source, convert, used=None) -> boo
     return True
 
 
+class SessionKindsDiffer(Exception):
+    """One chunk read its text session ids as names, another as numbers (a typed file's
+    chunk of ids of digits alone, ``"0"``, beside a later one's ``"a3f9c2d1"``): whether they
+    are names is the whole column's to decide (:func:`tiersim.trace.canonical.text_ids`), so
+    the file is read whole. Read a chunk at a time, the numbers 0 and the names numbered from
+    0 were one session."""
+
+
 def _read_chunks(path: Path, src: Source, convert, rows: int, chunk_rows: int,
                  used=None) -> tuple[pd.DataFrame, list[str]]:
     """:func:`read_canonical`, a fault raised as the chunk or seam that holds it names it."""
@@ -82,9 +92,14 @@ def _read_chunks(path: Path, src: Source, convert, rows: int, chunk_rows: int,
     has_ids = True
     notes: dict[str, None] = {}  # ordered, each note once (every chunk gives a column's note)
     names: dict[str, int] = {}  # text session ids, numbered over the whole file
+    kinds: set[bool] = set()  # whether each chunk read its session ids as names
     for start, raw in parquet_chunks(path, chunk_rows, used):
         part_src = replace(src, first_row=start)
         table, part_notes = convert(raw, part_src)
+        if "session_id" in table.columns:
+            kinds.add(SESSION_NAMES in table.attrs)
+            if len(kinds) > 1:
+                raise SessionKindsDiffer
         _renumber_sessions(table, names)
         notes.update(dict.fromkeys(part_notes))
         has_ids = "request_id" in raw.columns
