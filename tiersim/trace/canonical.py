@@ -281,7 +281,6 @@ def _spaced_ids_notes(values: list) -> list[str]:
     them (``" a"``, ``"a"``), which are one session (:data:`SPACED_IDS_NOTE`); none otherwise.
     Kept apart, a CSV written with ``", "`` between cells split a session in two, and the two
     were named alike in every error; a number's spaces are never read either."""
-    from tiersim.trace.formats import shown_name
 
     forms: dict[str, list[str]] = {}
     for v in values:
@@ -291,7 +290,7 @@ def _spaced_ids_notes(values: list) -> list[str]:
     if not merged:
         return []
     ids = "1 id" if len(merged) == 1 else f"{len(merged):,} ids"
-    shown = " and ".join(shown_name(v) for v in merged[0][:2])
+    shown = " and ".join(checks.shown_name(v) for v in merged[0][:2])
     return [SPACED_IDS_NOTE.format(ids=ids, shown=shown)]
 
 

@@ -755,3 +755,12 @@ def unique_ints(src: Source, values: np.ndarray, column: str) -> None:
     if i is not None:
         raise src.error(f"duplicate {column} {show_number(values[i])}; ids must be unique", i,
                         column)
+
+
+def shown_name(name: str) -> str:
+    """A column name of the file for a message: cut to 40 characters, quoted and escaped as
+    Python writes it (``repr``, which writes every control, format, surrogate and line or
+    paragraph separator character as its escape, as :func:`tiersim.errors.escaped` does).
+    NOTE: ``repr`` of the name :func:`~tiersim.errors.escaped` had escaped wrote each escape's
+    backslash twice: ``'arrival_s\\\\u200b'`` of a column no file names so."""
+    return repr(name if len(name) <= 40 else name[:37] + "...")

@@ -24,6 +24,7 @@ import pandas as pd
 
 from tiersim.errors import escaped
 from tiersim.trace import canonical, checks, units
+from tiersim.trace.checks import shown_name
 from tiersim.trace.filecheck import Source
 from tiersim.trace.trace_columns import (  # noqa: F401 - is_trace_column re-exported
     LENGTH_COLUMNS,
@@ -683,15 +684,6 @@ def token_renames(columns: list[str]) -> str:
                                                                    "output_tokens"), strict=True)
              if old in present and new not in present]
     return " and ".join(pairs)
-
-
-def shown_name(name: str) -> str:
-    """A column name of the file for a message: cut to 40 characters, quoted and escaped as
-    Python writes it (``repr``, which writes every control, format, surrogate and line or
-    paragraph separator character as its escape, as :func:`tiersim.errors.escaped` does).
-    NOTE: ``repr`` of the name :func:`~tiersim.errors.escaped` had escaped wrote each escape's
-    backslash twice: ``'arrival_s\\\\u200b'`` of a column no file names so."""
-    return repr(name if len(name) <= 40 else name[:37] + "...")
 
 
 def is_length_only(columns: list[str]) -> bool:

@@ -106,8 +106,6 @@ the ``step_type`` values of the whole file, before any window, or None without t
     def session(self, number: int) -> str:
         """Session ``number`` as an error names it: its text id as the file writes it
         (quoted, cut to 40 characters), else the number."""
-        from tiersim.trace.formats import shown_name
-
         names = self.session_names
         if names is None or not 0 <= number < len(names):
             return str(number)
