@@ -524,8 +524,10 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True,
         raise ScenarioError(source, _where(loc, root), _explain(first, loc, root)
                             + _reading(first["type"], root, loc),
                             refused_as=None if root is not None else first["type"]) from None
-    if scenario.plan is not None and scenario.plan.current is None and not current_given:
-        # as pydantic words a missing key; tiersim plan --current gives it in its place
+    if scenario.plan is not None and not scenario.plan.model_fields_set and not current_given:
+        # a block giving neither key, as pydantic words a missing key; tiersim plan --current
+        # gives it in its place, and hours_per_month stands alone since round 56 (run and
+        # sweep leave the block aside, as they leave plan.current)
         raise ScenarioError(source, _where(("plan", "current"), root), "required key is missing")
     scenario._source = source
     dump = scenario.model_dump(by_alias=True)

@@ -205,8 +205,8 @@ def plan_capacity(scenario_path: str | Path, ttft: float | None = None,
     # checked: the text is not kept
     ttft, tpot, floor, e2e, session = map(plain_float, (ttft, tpot, floor, e2e, session))
     # plan.hours_per_month may stand without plan.current: the month of the baseline saving
-    scenario = with_gpu_options(load_scenario(scenario_path, fit=False, current_given=True),
-                                gpu_options)
+    scenario = with_gpu_options(load_scenario(scenario_path, fit=False,
+                                              current_given=current is not None), gpu_options)
     if hours_per_month is not None and not 0 < hours_per_month <= 744:
         from tiersim.numbers import as_written  # as typed: 744.0000001 read "744" with :g
 

@@ -119,10 +119,13 @@ def today_fleet(scenario, source: str, flag: list[tuple[str, int, int | None, st
 
 def month_hours(scenario, typed: float | None) -> float | None:
     """The hours a month is paid for where given: ``--hours-per-month`` (``typed``), else the
-    scenario's ``plan.hours_per_month`` where it has a ``plan`` block; None otherwise."""
+    scenario's ``plan.hours_per_month`` where its ``plan`` block writes it (not its default);
+    None otherwise."""
     if typed is not None:
         return typed
-    return None if scenario.plan is None else scenario.plan.hours_per_month
+    keys = scenario.plan
+    return None if keys is None or "hours_per_month" not in keys.model_fields_set \
+        else keys.hours_per_month
 
 
 def _flag_tier(scenario, source: str, name: str, replicas: int, gpus: int | None, typed: str,
