@@ -685,7 +685,7 @@ def closed_form_source(run: RunResult, params: dict) -> str:
     cheap fleet's duration), so the row can be recomputed from the page."""
     cheap, top, s = params.get("cheap"), params.get("top"), run.savings
     fleets, dc = s.closed_form_prices(cheap, top)  # as summary.json's analytic.sources says
-    from tiersim.analytic import closed_form_words
+    from tiersim.results_figures import closed_form_words  # its home (the import-cycle fix)
 
     return (f"{closed_form_words('p / eps / delta below')} and the uniform fleets "
             f"{fleets} ({s.cost_model}): c0 {analytic_number(params.get('c0_usd'))} USD "
