@@ -13,8 +13,8 @@ import warnings
 
 import pandas as pd
 import pytest
+from test_round56_left56_session_names import _said  # one trace inspect, one line
 
-from tiersim.cli import main
 from tiersim.trace import read_trace
 from tiersim.trace.loader import TraceWarning
 
@@ -47,16 +47,6 @@ def _read(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
         return read_trace(path)
-
-
-def _said(capsys, path) -> str:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TraceWarning)
-        code = main(["trace", "inspect", str(path)])
-    out = capsys.readouterr()
-    text = (out.out + out.err).strip()
-    assert code == 1 and len(text.splitlines()) == 1, text
-    return text
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "jsonl"])
