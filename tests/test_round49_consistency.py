@@ -290,7 +290,8 @@ def console_problems(folder: Path, console: str) -> list[str]:
         if u["replicas"] is not None and row["replicas x GPUs"].split(" (")[0] != (
                 f"{u['replicas']} x {u['gpus_per_replica']}"):
             out.append(f"all {name} {row['replicas x GPUs']}")
-    routed = rows["routed (this run)"]
+    # a fleet of one tier routes nothing: "this run (one tier)" (round 56, fresh56)
+    routed = rows["routed (this run)" if len(s["tiers"]) > 1 else "this run (one tier)"]
     for col, value, scale in ((accuracy, s["accuracy"], 100), ("cost USD", s["cost_usd"], 1),
                               ("USD/hour", sv.get("routed_cost_per_hour_usd"), 1)):
         if col in routed and not shows(routed[col], value, scale):
