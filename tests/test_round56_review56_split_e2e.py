@@ -100,21 +100,10 @@ def test_an_e2e_limit_only_adds_its_ratio_to_the_score(ttft, tpot, e2e, limits):
 
 
 def test_the_reports_split_section_names_the_e2e_limit_in_its_score():
+    from test_round56_review56b_split_table import SPLIT as split
+
     from tiersim.report.page import split_section
 
-    split = {
-        "tier": "bf16",
-        "chosen": {"label": "aggregated"},
-        "splits": [
-            {
-                "label": "aggregated",
-                "ttft_p99_s": 0.152,
-                "tpot_p99_s": 0.0124,
-                "e2e_p99_s": 1.551,
-                "score": 0.969,
-            }
-        ],
-    }
     held = split_section(split, {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1, "e2e_p99_s": 1.6})
     plain = split_section(split, {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1})
     assert "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs" in held
