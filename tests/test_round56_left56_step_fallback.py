@@ -40,3 +40,30 @@ def test_a_fallback_that_reads_none_gets_none():
     assert _notes(_step_type("uniform", tier="w4a16")) == []
     stated = {"w4a16": "scenario", "bf16": "prior"}
     assert _notes(_step_type("threshold"), stated) == []
+
+
+def _notes_with(doc: dict, present: set[str] | None) -> list[str]:
+    import warnings
+
+    from tiersim.errors import Note
+    from tiersim.inputs import note_prior_floor
+    from tiersim.scenario import scenario_from_dict
+
+    scenario = scenario_from_dict(doc, "s.yaml")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        note_prior_floor(scenario, {"w4a16": "prior", "bf16": "prior"}, "s.yaml", present)
+    return [str(w.message) for w in caught if issubclass(w.category, Note)]
+
+
+def test_a_map_that_takes_every_step_leaves_the_fallback_nothing():
+    """review56d: where the map names every step type the trace carries, the fallback routes
+    no row, so the run does not route on the priors and gets no note; one step type the map
+    lacks, or a trace whose types are not known, keeps it."""
+    doc = _step_type("threshold")
+    assert _notes_with(doc, {"plan"}) == []
+    assert len(_notes_with(doc, {"plan", "tool_call"})) == 1
+    assert len(_notes_with(doc, None)) == 1
+    default_map = tiny_doc(router={"policy": "step_type", "step_fallback": "threshold"})
+    assert _notes_with(default_map, {"planning", "tool_call", "final"}) == []
+    assert len(_notes_with(default_map, {"planning", "search"})) == 1

@@ -27,6 +27,7 @@ from tiersim.perf.base import StepShape
 from tiersim.results import TraceRead
 from tiersim.results_figures import percent_text
 from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepare_workload
+from tiersim.routing.config import DEFAULT_STEP_TIERS
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
@@ -882,7 +883,7 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
         except ScenarioError as err:
             raise _baseline_key(err, len(scenario.tiers)) from None
     note_unused_acceptance(prepared.df, scenario, source)
-    note_prior_floor(scenario, prepared.accuracy_source, source)
+    note_prior_floor(scenario, prepared.accuracy_source, source, step_types(prepared.df))
     note_no_prompt_blocks(prepared.df, scenario, source)
     table = trace.table if isinstance(trace, LoadedTrace) else trace
     note_unused_prompt_blocks(prepared.df, scenario, source,
@@ -890,12 +891,31 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
     return prepared
 
 
-def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source: str) -> None:
+def step_types(df: pd.DataFrame) -> set[str] | None:
+    """The step types the trace's rows carry (``step_type``, missing ones left out); None
+    where it has no such column."""
+    if "step_type" not in df.columns:
+        return None
+    return {str(kind) for kind in df["step_type"].dropna().unique()}
+
+
+def _fallback_routes(router, present: set[str] | None) -> bool:
+    """Whether a ``step_type`` router's fallback routes any row: a row whose step type the
+    map (``step_tiers``, else the default map) has no tier for. ``present``: the trace's step
+    types (None: not known, so it may)."""
+    routes = router.step_tiers if router.step_tiers is not None else DEFAULT_STEP_TIERS
+    return present is None or any(kind not in routes for kind in present)
+
+
+def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source: str,
+                     present: set[str] | None = None) -> None:
     """A note where the scenario's ``accuracy_floor`` (else its ``router.floor``) is judged on
     the per-precision priors alone: two tiers or more, none stating its ``accuracy`` and no
     ``correct_<tier>`` labels; with no floor, likewise where a router that reads accuracy
     (:data:`ACCURACY_ROUTERS`, or a ``step_type`` router whose ``step_fallback`` is one)
-    routes two tiers or more on them.
+    routes two tiers or more on them. ``present``: the trace's step types (:func:`step_types`),
+    so a ``step_type`` router whose map holds every one of them, its fallback routing no row,
+    is not said to route on the priors (review56d).
     The priors are alike for every model (BF16 95.00 %, FP8 94.78 %: README.md, "Accuracy"),
     so which fleet meets the floor, and what a router between the tiers wins, rests on
     placeholders; before, a run and a plan said only "prior" beside the accuracy."""
@@ -905,6 +925,8 @@ def note_prior_floor(scenario: Scenario, accuracy_source: dict[str, str], source
         key, floor = "router.floor", scenario.router.floor  # a floor router's own floor
     policy = scenario.router.policy
     fallback = scenario.router.step_fallback if policy == "step_type" else None
+    if fallback is not None and not _fallback_routes(scenario.router, present):
+        fallback = None  # the map takes every step the trace has
     reads = policy in ACCURACY_ROUTERS or fallback in ACCURACY_ROUTERS
     routes = floor is None and reads and len(scenario.tiers) >= 2
     if (floor is None and not routes) or len(tiers) < 2:
