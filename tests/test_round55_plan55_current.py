@@ -18,6 +18,7 @@ import pytest
 from conftest import tiny_doc, write_yaml
 
 from tiersim.cli import main
+from tiersim.scenario import EMPTY_PLAN
 
 HOURS = {"plan": {"hours_per_month": 100}}
 
@@ -27,7 +28,7 @@ def _refusal(path: Path) -> str:
     line of its ``plan`` block, as pydantic's "required key" words it."""
     line = 1 + next(k for k, text in enumerate(path.read_text().splitlines())
                     if text.startswith("plan:"))
-    return f"Error: {path}: line {line}: plan.current: required key is missing"
+    return f"Error: {path}: line {line}: plan: {EMPTY_PLAN}"
 
 
 def _said(capsys, *argv: str) -> tuple[int, str]:
@@ -66,8 +67,8 @@ def test_neither_the_key_nor_the_flag_lets_the_plans_hours_stand_alone(tmp_path,
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_run_and_sweep_refuse_a_plan_block_giving_neither_key(tmp_path, capsys, command):
     """The hours alone were refused here too until review56d: run and sweep leave the block
-    aside (tests/test_round56_review56d.py); a block that gives nothing still reads as
-    pydantic words a missing key."""
+    aside (tests/test_round56_review56d.py); a block that gives nothing is still refused, its
+    line naming both keys since round 57."""
     doc = tiny_doc(plan={})
     if command == "sweep":
         doc["sweep"] = {"seed": [0, 1]}

@@ -33,7 +33,10 @@ def test_a_plan_block_giving_neither_key_is_still_refused(tmp_path):
     path = write_yaml(tmp_path / "s.yaml", tiny_doc(plan={}))
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
-    assert str(err.value).endswith("plan.current: required key is missing")
+    assert str(err.value).endswith(
+        "plan: gives neither of its keys: give current (today's fleet, e.g. [{tier: bf16, "
+        "replicas: 4}]) or hours_per_month (hours a month is paid for), or leave the block out"
+    )
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,14 @@ re-exported."""
 # Loading
 
 
+EMPTY_PLAN = ("gives neither of its keys: give current (today's fleet, e.g. [{tier: bf16, "
+              "replicas: 4}]) or hours_per_month (hours a month is paid for), or leave the "
+              "block out")
+"""The line a ``plan:`` block giving no key is refused with: it names both keys the block
+takes (it read "plan.current: required key is missing", though hours_per_month alone is a
+whole block since round 56; review56d)."""
+
+
 def load_scenario(path: str | Path, fit: bool = True, current_given: bool = False) -> Scenario:
     """Read, validate and memory-check a scenario YAML; any problem is one ScenarioError line.
     ``fit=False`` leaves out the check that each tier fits its GPUs per replica (the planner,
@@ -525,10 +533,10 @@ def _validate(data: Any, source: str, root: yaml.Node | None, fit: bool = True,
                             + _reading(first["type"], root, loc),
                             refused_as=None if root is not None else first["type"]) from None
     if scenario.plan is not None and not scenario.plan.model_fields_set and not current_given:
-        # a block giving neither key, as pydantic words a missing key; tiersim plan --current
-        # gives it in its place, and hours_per_month stands alone since round 56 (run and
-        # sweep leave the block aside, as they leave plan.current)
-        raise ScenarioError(source, _where(("plan", "current"), root), "required key is missing")
+        # a block giving neither key; tiersim plan --current gives today's fleet in its
+        # place, and hours_per_month stands alone since round 56 (run and sweep leave the
+        # block aside, as they leave plan.current)
+        raise ScenarioError(source, _where(("plan",), root), EMPTY_PLAN)
     scenario._source = source
     dump = scenario.model_dump(by_alias=True)
     if _may_refuse_numbers(dump):  # the walk that words it, only where it has one to word
