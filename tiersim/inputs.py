@@ -570,7 +570,15 @@ def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
     is at its cap (the load is more than it can take one prompt at a time). The batch is
     capped by :func:`batch_cap`: ``max_num_seqs``, and the sequences of the mix's mean
     length a replica of ``num_blocks`` KV blocks holds (0: not known, no such cap; ``extra``:
-    draft token slots each sequence holds beside its own). Neither a
+    draft token slots each sequence holds beside its own). Past that load the engine may be
+    held back not by its prefill but by its running set, full of decoding sequences, which
+    lets a prompt in only as one leaves (decode-heavy traffic: the Azure conversation
+    trace's prefill steps carry about 2,100 prompt tokens beside 250 decodes, where the
+    packed price took full 8,192-token steps and read 0.74-0.78 x the run); the price is
+    then the dearer of the packed one and the prompts riding on the decode steps
+    (:func:`riding_seconds`), at most the price at the threshold, so it never rises with
+    the load. Below that load nothing of this runs: the price is as it was, to the bit.
+    Neither a
     prefix cache's hits nor speculative decoding is counted, as the routers compare tiers on
     the same requests."""
     from tiersim.routing.capability import output_on_tier
@@ -582,7 +590,12 @@ def request_seconds(model: Any, limits: Any, multiplier: float, mix: LengthMix,
     steps = PrefillSteps(model, mix.prompt, budget)
     prefill = steps.cost(prefill_packing(rate, steps, packing_cap(budget, mix.prompt, cap)))
     seqs = decode_batch(rate, prefill, output, step, cap, mix.arrivals)
-    return prefill + output * step(seqs) / seqs
+    seconds = prefill + output * step(seqs) / seqs
+    if rate * float(np.mean(steps.held(1))) <= 1.0:
+        return seconds  # prefilled alone: the price before round 57, to the bit
+    alone = steps.cost(1)
+    riding = riding_seconds(model, limits, mix.prompt, output, step, alone, num_blocks, extra)
+    return _dearer(seconds, riding, alone + output * step(cap) / cap)
 
 
 def batch_cap(limits: Any, num_blocks: int, tokens: float, extra: int = 0) -> int:
@@ -684,6 +697,122 @@ class PrefillSteps:
         """Replica-seconds each prompt's prefill takes where ``count`` prompts share its steps:
         :meth:`held` over ``count`` (exactly the time alone at 1)."""
         return self.held(count) / count
+
+
+def riding_seconds(model: Any, limits: Any, prompt: np.ndarray, output: np.ndarray,
+                   step: DecodeSteps, alone: np.ndarray, num_blocks: int = 0,
+                   extra: int = 0) -> np.ndarray | None:
+    """Replica-seconds each request takes on a saturated replica whose running set is full
+    by count (``max_num_seqs`` decoding sequences), its prompt riding on the decode steps
+    (:func:`riding_prefill`; at most its seconds prefilled ``alone``: a long prompt's chunks
+    fill whole steps, where a token adds less than in the mean prompt's step) and its
+    ``output`` tokens each a ``max_num_seqs``-th of a pure-decode step (``step``, at each
+    request's mean context). None where the KV cache
+    (``num_blocks``, 0: not known) holds fewer sequences at the mix's mean context (prompt
+    plus half the output, as the running set holds them; ``extra`` draft slots each): the
+    engine then lets prompts in as blocks free, several at a time, which this does not
+    follow (tiny's BF16 tier at ``gpu_memory_utilization`` 0.47 on the Azure conversation
+    trace holds 58 and packs 1.8 prompts a prefill step, where one a leaving sequence read
+    1.2 x the run), or where :func:`riding_prefill` finds prefill the limit."""
+    full = max(1, int(limits.max_num_seqs))
+    held = int(np.mean(step.context)) if len(step.context) else 0
+    if num_blocks > 0 and sequences_held(limits, int(num_blocks), held, extra) < full:
+        return None
+    budget = max(1, int(limits.max_num_batched_tokens))
+    prefill = riding_prefill(model, prompt, output, step.context, full, budget)
+    if prefill is None:
+        return None
+    return np.minimum(prefill, alone) + output * step(full) / full
+
+
+def _dearer(packed: np.ndarray, riding: np.ndarray | None, alone: np.ndarray) -> np.ndarray:
+    """The replica-seconds a saturated replica's price takes: ``riding``
+    (:func:`riding_seconds`, at most ``alone``'s mean: the price at the threshold, each
+    prompt prefilled alone beside the capped decode batch) where its mean is above
+    ``packed``'s, else ``packed``: the engine runs no faster than the slower of its two
+    limits allows (prompts packed into a step's budget; prompts let in only as decoding
+    sequences leave). ``packed`` falls with the load and the others do not move, so the
+    price never rises with it; at the threshold ``packed`` is ``alone``, so it does not jump
+    there."""
+    if riding is None:
+        return packed
+    if float(np.mean(riding)) > float(np.mean(alone)):
+        riding = alone
+    return riding if float(np.mean(riding)) > float(np.mean(packed)) else packed
+
+
+def riding_prefill(model: Any, prompt: np.ndarray, output: np.ndarray, context: np.ndarray,
+                   cap: int, budget: int) -> np.ndarray | None:
+    """Replica-seconds each prompt's prefill takes where a saturated replica's running set is
+    full of decoding sequences (``cap`` of them, ``max_num_seqs`` in :func:`riding_seconds`,
+    each at the mix's mean ``context``) and prompts get in only as they leave: ``q = cap /
+    mean(output)`` leave a step (Little's law: each decodes a token a step), so ``q`` prompts
+    of the mix's mean length come in a step on average, their chunks in that step's budget
+    beside the decodes. The sequences leaving a step are the sum of ``cap`` streams of finishes, so
+    Poisson in number (Palm-Khintchine); a step carrying ``k`` prompts takes
+    :func:`_ride_seconds` more than a pure-decode step of the batch (the step model's
+    ``step_time``, as the engine times its mixed steps). A prompt's share is its tokens' part
+    of those seconds, ``E[seconds added by k] / (q x mean prompt)`` a token (the expectation
+    summed over ``k`` exactly, within ten standard deviations and ten of ``q``). None where
+    the replica is not bound by its running set: the prompts ``q`` a step make room for do
+    not fit beside the decodes on average (``q x mean prompt > budget - cap``), so prefill
+    is what holds it back (:func:`prefill_packing`), or no prompt or output to price."""
+    if not len(prompt):
+        return None
+    mean_prompt = float(np.mean(prompt))
+    leave = cap / max(1.0, float(np.mean(output)))
+    room = int(budget) - int(cap)
+    if mean_prompt <= 0.0 or room <= 0 or leave * mean_prompt > room:
+        return None
+    decode = StepShape(decode_seqs=int(cap), decode_context=int(round(cap * np.mean(context))))
+    low, high = _poisson_span(leave)
+    ks = np.arange(low, high + 1)
+    weight = np.exp(ks * np.log(leave) - leave - _log_factorial(ks))
+    size = max(1, round(mean_prompt))
+    base = model.step_time(decode)
+    extra = [_ride_seconds(model, decode, base, int(k) * size, room, size) for k in ks]
+    per_token = float(np.dot(weight, extra) / weight.sum()) / (leave * mean_prompt)
+    return np.asarray(prompt, dtype=np.float64) * per_token
+
+
+def _poisson_span(mean: float) -> tuple[int, int]:
+    """The counts :func:`riding_prefill` sums a Poisson law of ``mean`` over: within ten
+    standard deviations and ten of the mean (the rest weighs under 1e-12)."""
+    reach = 10.0 * np.sqrt(mean) + 10.0
+    return max(0, int(np.floor(mean - reach))), int(np.ceil(mean + reach))
+
+
+def _log_factorial(ks: np.ndarray) -> np.ndarray:
+    """``log(k!)`` for each whole ``k`` (lazily from scipy: a heavy import)."""
+    from scipy.special import gammaln
+
+    return gammaln(ks + 1.0)
+
+
+def _ride_seconds(model: Any, decode: StepShape, base: float, tokens: int, room: int,
+                  size: int) -> float:
+    """Seconds ``tokens`` prompt tokens add to the pure-decode steps ``decode`` they ride on:
+    in steps of at most ``room`` tokens (the budget left beside the decodes; prompts past it
+    spill into the next steps, each beside the same decodes), each step's time over ``base``,
+    that of ``decode`` alone (``model.step_time`` both). A step's prompt tokens are chunks of
+    ``size`` (the mean prompt: one chunk a prompt), none of them with context in the cache."""
+    if tokens <= 0:
+        return 0.0
+    full, rest = divmod(int(tokens), int(room))
+    seconds = 0.0
+    if full:
+        seconds += full * (_with_prompts(model, decode, room, size) - base)
+    if rest:
+        seconds += _with_prompts(model, decode, rest, size) - base
+    return seconds
+
+
+def _with_prompts(model: Any, decode: StepShape, tokens: int, size: int) -> float:
+    """Seconds of the step ``decode`` with ``tokens`` prompt tokens in it, in chunks of
+    ``size`` (the last the rest)."""
+    whole, rest = divmod(int(tokens), max(1, int(size)))
+    chunks = ((int(size), 0),) * whole + (((rest, 0),) if rest else ())
+    return model.step_time(dataclasses.replace(decode, prefill_chunks=chunks))
 
 
 def packing_cap(budget: int, prompt: np.ndarray, cap: int) -> float:
