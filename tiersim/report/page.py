@@ -1015,7 +1015,8 @@ def plan_section(plan: PlanResult) -> str:
     if not chosen:
         return ("<h2>Capacity plan</h2><p class='bad'>No fleet met every constraint "
                 f"({page_text(head)}): {page_text(str(plan.reason or ''))}</p>"
-                + _robust_paragraph(plan) + current_section(plan))
+                + _robust_paragraph(plan) + plan_sources_section(plan.sources)
+                + current_section(plan))
     gpus = chosen.get("gpus_per_replica") or {}
     per_tier = chosen.get("per_tier") or {}
     rows = [[f"tier {t}", f"{n}{split_words(n, *_split_and_techniques(per_tier, t))} x "
@@ -1054,6 +1055,7 @@ def plan_section(plan: PlanResult) -> str:
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
             f"({page_text(head)}):</p>" + _robust_paragraph(plan, basis)
             + table(["item", "value"], rows)
+            + plan_sources_section(plan.sources)
             + "<h3>Margin on each constraint</h3>"
             + f"<p>{page_text(accuracy_line(chosen))}</p>"
             + table(["constraint", "limit", f"value ({MARGIN_SOURCE})", "margin (+ is slack)",
@@ -1070,6 +1072,26 @@ def plan_section(plan: PlanResult) -> str:
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
             + "".join(split_section(split, plan.constraints) for split in plan.splits)
             + seed_check_section(plan.seed_check, plan.seed_check_none, plan.current))
+
+
+PLAN_SOURCE_ROWS = (("latency", "latency (every p99) comes from"),
+                    ("cost", "cost of the trace comes from"),
+                    ("cost_per_hour", "USD per hour comes from"))
+"""plan.json ``sources`` keys and the plan section's row names for them, in the words the
+provenance section names a run's sources ("latency comes from")."""
+
+
+def plan_sources_section(sources: dict[str, str] | None) -> str:
+    """Where every design's latency and cost figures come from (plan.json ``sources``,
+    :func:`tiersim.plan.sources.plan_sources`): which step times at which GPU counts, which
+    cost model at which prices; nothing for a plan.json written before round 56, which has
+    none. Before, the section gave the cost model's name alone and no step-time source, so a
+    planner read the plan's figures without knowing what they rest on."""
+    if not sources:
+        return ""
+    rows = [[name, sources[key]] for key, name in PLAN_SOURCE_ROWS if sources.get(key)]
+    return ("<h3>Where the plan's figures come from</h3>"
+            + table(["figure", "source"], rows))
 
 
 def current_section(plan: PlanResult) -> str:
