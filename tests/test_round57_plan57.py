@@ -7,6 +7,10 @@ from __future__ import annotations
 import html
 import json
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tiersim.report.page import page_text
 
 
@@ -61,3 +65,139 @@ def test_a_plan_with_no_fleet_shows_its_sources_and_an_old_plan_json_none():
     said = plan_section(PlanResult.from_json({**old, "sources": sources}))
     assert "<td>latency (every p99) comes from</td><td>simulated, step times from a: " in said
     assert "figures come from" not in plan_section(PlanResult.from_json(old))
+
+
+# ------------------------------------------- 2. which runs a robust saving compares
+
+
+@pytest.fixture(scope="module")
+def attributed(tmp_path_factory):
+    """tests/test_round56_plan56_robust_cost.py's robust scenario under the attributed cost
+    model (seeds 3 and 4; the plan's costliest run is seed 4's; uniform BF16 costs the same at
+    both): (stdout lines, plan.json)."""
+    from conftest import write_yaml
+    from test_round51_seeds import plan
+    from test_round53_robust53 import robust_doc
+
+    tmp = tmp_path_factory.mktemp("attributed")
+    doc = {**robust_doc(1.00), "cost_model": "attributed"}
+    out = tmp / "p"
+    args = ("--out", str(out), "--robust", "--check-seeds", "1", "--no-report")
+    code, said, _ = plan(str(write_yaml(tmp / "s.yaml", doc)), *args)
+    assert code == 0
+    return said.splitlines(), json.loads((out / "plan.json").read_text())
+
+
+def test_a_robust_saving_names_the_seeds_of_the_runs_it_compares(attributed):
+    """Under --robust the saving over the trace is the plan's costliest run against the
+    baseline's costliest, which can be two seeds' runs; the line named neither. It names them
+    now, and plan.json records them; a baseline that costs the same at every seed is compared
+    at the plan's seed (modelled figures)."""
+    lines, data = attributed
+    robust, saving = data["robust"], data["plan"]["savings"]
+    assert (robust["baseline_cost_seed"], robust["least_saving_seed"]) == (4, 4)
+    assert robust["least_saving_frac"] == saving["vs_uniform_frac"]
+    assert (
+        "  saves 17.6 % against the cheapest sized uniform fleet (bf16), simulated; under "
+        "--robust, the plan's costliest run against bf16's, both at seed 4"
+    ) in lines
+
+
+def test_the_report_says_the_same_runs_as_the_line(attributed):
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult
+
+    _, data = attributed
+    section = plan_section(PlanResult.from_json(data))
+    assert (
+        "<td>which runs it compares</td><td>under --robust, the plan&#x27;s costliest run "
+        "against bf16&#x27;s, both at seed 4</td>"
+    ) in section
+
+
+def test_two_seeds_and_the_least_saving_at_one_seed_are_named():
+    """Where the plan's costliest run is seed 4's and the baseline's seed 3's, the saving sets
+    two seeds' runs side by side; the words name both, and the least the plan saves against
+    the baseline's run at one seed (which the worst-against-worst figure can overstate)."""
+    from tiersim.results_seeds import robust_saving_words
+
+    robust = {
+        "worst_seed": {"cost_usd": 4},
+        "baseline_cost_seed": 3,
+        "least_saving_seed": 4,
+        "least_saving_frac": 0.03,
+    }
+    saving = {
+        "saving_basis": "over_the_trace",
+        "vs_uniform_frac": 0.22,
+        "baseline_uniform_design": "bf16",
+    }
+    assert robust_saving_words(robust, saving) == (
+        "under --robust, the plan's costliest run (seed 4) against bf16's (seed 3); against "
+        "bf16's run at the same seed it saves 3.00 % at least (seed 4)"
+    )
+    assert robust_saving_words({**robust, "least_saving_frac": -0.05}, saving).endswith(
+        "at the same seed it costs 5.00 % more at seed 4"
+    )
+    # per hour: one USD/hour at every seed, no seed to name; an older plan.json: none
+    assert robust_saving_words(robust, {**saving, "saving_basis": "per_hour"}) is None
+    assert robust_saving_words({"worst_seed": {"cost_usd": 4}}, saving) is None
+
+
+@given(st.lists(st.tuples(st.floats(0.01, 1e3), st.floats(0.01, 1e3)), min_size=2, max_size=5))
+def test_the_least_one_seed_saving_is_never_above_the_robust_saving(costs):
+    """The robust saving (the plan's costliest run against the baseline's) is never below the
+    least saving at one seed: the words add the lower figure, never a higher one."""
+    from tiersim.plan.robust import _saving_seeds
+    from tiersim.results_plan import costliest_seed
+
+    rows = [
+        {"seed": k, "cost_usd": p, "duration_s": 1.0, "cost_per_hour_usd": 1.0}
+        for k, (p, _) in enumerate(costs)
+    ]
+    base = [{**r, "cost_usd": b} for r, (_, b) in zip(rows, costs)]
+    found = _saving_seeds(rows, base, costliest_seed(rows), "attributed")
+    robust = 1 - max(p for p, _ in costs) / max(b for _, b in costs)
+    assert found["least_saving_frac"] <= robust + 1e-12
+    assert base[found["baseline_cost_seed"]]["cost_usd"] == max(b for _, b in costs)
+
+
+# ------------------------------------------- 3. plan.json's costliest seed is the costliest
+
+
+def test_a_plan_json_naming_a_cheaper_seed_as_the_costliest_is_refused(attributed):
+    """The reader checked that the plan's cost and run were the named seed's row, not that the
+    named seed was the costliest: naming seed 3 with seed 3's cost and run was read."""
+    from tiersim.errors import TiersimError
+    from tiersim.results import PlanResult
+
+    _, data = attributed
+    edited = json.loads(json.dumps(data))
+    cheap = edited["robust"]["per_seed"][0]  # seed 3's run, the cheaper
+    edited["robust"]["worst_seed"]["cost_usd"] = 3
+    edited["plan"]["cost_usd"], edited["plan"]["duration_s"] = (
+        cheap["cost_usd"],
+        cheap["duration_s"],
+    )
+    with pytest.raises(TiersimError) as err:
+        PlanResult.from_json(edited, "p/plan.json")
+    top = data["robust"]["per_seed"][1]["cost_usd"]
+    assert str(err.value) == (
+        "p/plan.json: malformed plan ('plan.robust.worst_seed.cost_usd' must be the costliest "
+        f"seed's run, seed 4 at {top} USD in 'plan.robust.per_seed', got seed 3 at "
+        f"{cheap['cost_usd']} USD); rerun `tiersim plan` to rewrite it"
+    )
+
+
+def test_a_baseline_cost_seed_that_is_not_its_costliest_is_refused(attributed):
+    from tiersim.errors import TiersimError
+    from tiersim.results import PlanResult
+
+    _, data = attributed
+    edited = json.loads(json.dumps(data))
+    edited["robust"]["baseline_per_seed"][0]["cost_usd"] = 1.0  # seed 3's now the costliest
+    with pytest.raises(TiersimError) as err:
+        PlanResult.from_json(edited, "p/plan.json")
+    assert "'plan.robust.baseline_cost_seed' must be the costliest seed's run, seed 3 at 1.0" in (
+        str(err.value)
+    )

@@ -226,6 +226,25 @@ class RobustRow(TypedDict):
     shares: dict[str, float | None]
 
 
+def costliest_key(o) -> tuple[float, float]:
+    """How a robust plan picks the seed whose run its cost is of: the highest cost over the
+    trace, of equal costs the longest run (``o``: a :class:`tiersim.plan.evaluate.Outcome`, or
+    a ``per_seed`` row's ``cost_usd`` and ``duration_s`` read as one)."""
+    if isinstance(o, dict):
+        return (o["cost_usd"], o.get("duration_s") or 0.0)
+    return (o.cost_usd, o.duration_s)
+
+
+def costliest_seed(rows: list[dict[str, Any]], prefer: int | None = None) -> int:
+    """The seed whose run a robust fleet's cost and ``duration_s`` are: the costliest of
+    ``rows`` (:func:`costliest_key`, on the figures as simulated, as
+    :func:`tiersim.plan.robust.worst_outcome` picks it), the first of runs alike, or
+    ``prefer`` where it is one of them."""
+    top = max(map(costliest_key, rows))
+    tied = [r["seed"] for r in rows if costliest_key(r) == top]
+    return prefer if prefer in tied else tied[0]
+
+
 class Robust(TypedDict):
     """A plan's ``robust`` (``tiersim plan --robust``; docs/planning.md): read strictly, as
     :class:`SeedCheck` is, so a hand-edited one (``per_seed`` as text, ``seeds`` as
@@ -239,6 +258,14 @@ class Robust(TypedDict):
     worst_seed: NotRequired[dict[str, int | None]]
     baseline_uniform_design: NotRequired[str | None]
     baseline_per_seed: NotRequired[list[RobustRow]]
+    baseline_cost_seed: NotRequired[int]
+    """The seed whose run the baseline's cost is, its costliest (of runs alike, the plan's
+    costliest seed): the robust saving is the plan's costliest run against this one (plan57;
+    absent before round 57)."""
+    least_saving_seed: NotRequired[int | None]
+    """The seed where the plan saves least against the baseline's run at that same seed."""
+    least_saving_frac: NotRequired[float | None]
+    """That least one-seed saving, on the plan's basis (None against a free baseline)."""
 
 
 class CurrentFleet(TypedDict):
@@ -483,8 +510,11 @@ def _check_robust(robust: dict[str, Any]) -> None:
 def _check_costliest_run(robust: dict[str, Any], plan: dict[str, Any] | None) -> None:
     """A ValueError where a robust plan's ``cost_usd`` and ``duration_s`` are not the run of
     the seed ``worst_seed.cost_usd`` names, as ``per_seed`` gives it (round 56: the cost and
-    the run it is of are one seed's, :func:`tiersim.plan.robust.worst_outcome`); nothing to
-    check in a plan.json written before its rows gave ``duration_s``."""
+    the run it is of are one seed's, :func:`tiersim.plan.robust.worst_outcome`), or where that
+    seed's run is not the costliest (plan57: a plan.json naming a cheaper seed, its cost and
+    run copied from that seed's row, passed; so does ``baseline_cost_seed`` in
+    ``baseline_per_seed``); nothing to check in a plan.json written before its rows gave
+    ``duration_s``."""
     from tiersim.errors import json_written
 
     seed = (robust.get("worst_seed") or {}).get("cost_usd")
@@ -492,11 +522,37 @@ def _check_costliest_run(robust: dict[str, Any], plan: dict[str, Any] | None) ->
     row = rows.get(seed)
     if plan is None or row is None or row.get("duration_s") is None:
         return
+    _check_costliest_seed(robust, "per_seed", "worst_seed.cost_usd", seed)
+    if robust.get("baseline_cost_seed") is not None:
+        _check_costliest_seed(robust, "baseline_per_seed", "baseline_cost_seed",
+                              robust["baseline_cost_seed"])
     for key in ("cost_usd", "duration_s"):
         if plan.get(key) != row[key]:
             raise ValueError(f"'plan.plan.{key}' must be the run of seed {seed} "
                              f"('plan.robust.worst_seed.cost_usd'), {json_written(row[key])} in "
                              f"'plan.robust.per_seed', got {json_written(plan.get(key))}")
+
+
+def _check_costliest_seed(robust: dict[str, Any], part: str, key: str, seed: int) -> None:
+    """A ValueError where ``seed`` (named by ``plan.robust.<key>``) has no row in
+    ``plan.robust.<part>`` or its row's ``cost_usd`` is below another row's: the seed a robust
+    fleet's cost is of is its costliest (:func:`costliest_seed`). Costs as written (to 10
+    significant digits, rounded alike, so the costliest stays at least as costly); of costs
+    alike written, any (their order below the written digits is not in the file)."""
+    from tiersim.errors import json_written
+
+    rows = robust.get(part) or []
+    row = next((r for r in rows if r["seed"] == seed), None)
+    if row is None:
+        raise ValueError(f"'plan.robust.{key}' must name a seed of 'plan.robust.{part}', got "
+                         f"{json_written(seed)}")
+    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    if costs and (row["cost_usd"] is None or row["cost_usd"] < max(costs)):
+        top = next(r for r in rows if r["cost_usd"] == max(costs))
+        raise ValueError(f"'plan.robust.{key}' must be the costliest seed's run, seed "
+                         f"{json_written(top['seed'])} at {json_written(top['cost_usd'])} USD in "
+                         f"'plan.robust.{part}', got seed {json_written(seed)} at "
+                         f"{json_written(row['cost_usd'])} USD")
 
 
 def difference_agrees(value: float, a: float, b: float) -> bool:

@@ -332,3 +332,31 @@ def robust_lines(robust: dict | None, floor: float | None, basis: str | None = N
             f"  robust (--robust): {counts}the planned run --out writes (summary.json, the "
             f"report's run sections) is seed {robust.get('planned_seed', robust['seeds'][0])}'s "
             "alone, its uniform baselines sized at that seed only"]
+
+
+def robust_saving_words(robust: dict | None, saving: dict) -> str | None:
+    """Which runs a ``--robust`` saving over the trace compares, as ``tiersim plan``'s saving
+    line ends and the report's saving table says it: each fleet's cost is its costliest seed's
+    run (as the designs are ranked, :func:`tiersim.plan.robust.worst_outcome`), so the saving
+    can set the plan's run at one seed against the baseline's at another; the words name both
+    seeds, and where the plan saves less against the baseline's run at one seed, that least
+    saving and its seed (plan.json ``robust.baseline_cost_seed``, ``least_saving_seed``,
+    ``least_saving_frac``). None without ``--robust``, per hour (one USD/hour at every seed:
+    no seed to name) and in a plan.json written before round 57."""
+    from tiersim.results_plan import baseline_design
+    from tiersim.results_savings import PER_HOUR, saving_verdict
+
+    if not robust or saving.get("saving_basis") == PER_HOUR or "baseline_cost_seed" not in robust:
+        return None
+    mine, theirs = (robust.get("worst_seed") or {}).get("cost_usd"), robust["baseline_cost_seed"]
+    name = baseline_design(saving)
+    runs = (f"the plan's costliest run against {name}'s, both at seed {mine}" if mine == theirs
+            else f"the plan's costliest run (seed {mine}) against {name}'s (seed {theirs})")
+    least = robust.get("least_saving_frac")
+    said, shown = saving_verdict(least, None)
+    if least is None or (said, shown) == saving_verdict(saving.get("vs_uniform_frac"), None):
+        return f"under --robust, {runs}"
+    at = f"at seed {robust.get('least_saving_seed')}"
+    alone = (f"it costs the same {at}" if said == "same" else f"it costs {shown} more {at}"
+             if said == "costs" else f"it saves {shown} at least ({at.removeprefix('at ')})")
+    return f"under --robust, {runs}; against {name}'s run at the same seed {alone}"

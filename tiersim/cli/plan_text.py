@@ -77,7 +77,7 @@ def format_plan(result: PlanResult, quality=None) -> str:
     lines += _floor_above_accuracy(chosen, result)
     saving = chosen.get("savings") or {}
     if saving.get("baseline_uniform_tier") is not None:
-        lines.append(_saving_line(saving))
+        lines.append(_saving_line(saving, result.robust))
     lines += _chance_line(quality, saving)
     lines += _baseline_accuracy(chosen, result)  # a month of it, and its cost in accuracy
     from tiersim.results_current import current_lines
@@ -255,15 +255,17 @@ def _chance_line(quality, saving: dict) -> list[str]:
     return [line]
 
 
-def _saving_line(saving: dict) -> str:
+def _saving_line(saving: dict, robust: dict | None = None) -> str:
     """The plan's saving against the cheapest sized uniform fleet, in words: "saves", or
     "costs ... more than" where the plan is the dearer, by the share on the plan's basis, or
     against a free baseline (no share) by the USD gap over the trace. Before, a plan dearer
     than a free baseline read "saves -16 USD (the baseline costs 0 USD: no percentage)". A
     share of 0 (:func:`~tiersim.results.without_noise`) "costs the same as": it read "saves 0
-    %", and a share of -5e-12 "costs 0 % more"."""
+    %", and a share of -5e-12 "costs 0 % more". Under ``--robust`` over the trace, the seeds
+    of the two runs it compares (:func:`tiersim.results_seeds.robust_saving_words`)."""
     from tiersim.results import basis_words, saving_verdict
     from tiersim.results_savings import costs_more
+    from tiersim.results_seeds import robust_saving_words
 
     frac = saving.get("vs_uniform_frac")
     # to 3 figures, as tiersim run prints a saving and the report shows this one, and as a
@@ -274,8 +276,9 @@ def _saving_line(saving: dict) -> str:
     words = (f"costs the same{per} as" if verdict == "same" else f"{costs_more(shown, per)} than"
              if verdict == "costs" else f"saves {shown}{per} against")
     drain = f" ({saving['drain_gap']})" if saving.get("drain_gap") else ""
+    seeds = robust_saving_words(robust, saving)
     return (f"  {words} the cheapest sized uniform fleet ({baseline_design(saving)}), "
-            f"simulated{drain}")
+            f"simulated{drain}{'' if seeds is None else f'; {seeds}'}")
 
 
 def _tiers_over_slo(chosen: dict, constraints: dict, robust: dict | None = None) -> list[str]:

@@ -36,6 +36,7 @@ from typing import Any
 
 from tiersim.errors import TiersimError
 from tiersim.plan.evaluate import Design, Outcome, TierOutcome
+from tiersim.results_plan import costliest_key, costliest_seed
 
 SOURCE = ("modelled: simulated by the plan's evaluator at each seed, the scenario with only its "
           "seed changed; each figure of the plan is the worst over the seeds")
@@ -64,15 +65,6 @@ def _worst_tier(tiers: list[TierOutcome]) -> TierOutcome:
                    dropped=max(t.dropped for t in tiers),
                    utilization=_worst([t.utilization for t in tiers], max),
                    e2e_p99_s=_worst([t.e2e_p99_s for t in tiers], max))
-
-
-def costliest_key(o) -> tuple[float, float]:
-    """How a robust plan picks the seed whose run its cost is of: the highest cost over the
-    trace, of equal costs the longest run (``o``: an :class:`Outcome`, or a ``per_seed`` row's
-    ``cost_usd`` and ``duration_s`` read as one)."""
-    if isinstance(o, dict):
-        return (o["cost_usd"], o.get("duration_s") or 0.0)
-    return (o.cost_usd, o.duration_s)
 
 
 def worst_outcome(outcomes: list[Outcome]) -> Outcome:
@@ -259,14 +251,37 @@ def robust_record(evaluator: SeedsEvaluator, result, c) -> dict[str, Any]:
     out["per_seed"] = per_seed
     written = plain(per_seed)  # the figures as plan.json holds them
     out["worst_seed"] = {key: _worst_at(written, key, pick) for key, pick in WORST.items()}
-    out["worst_seed"]["cost_usd"] = _costliest_at(per_seed)  # the seed worst_outcome took
+    out["worst_seed"]["cost_usd"] = costliest_seed(per_seed)  # the seed worst_outcome took
     out["worst_seed"].update({key: _worst_at(written, key, max) for key, _ in HELD_P99S
                               if key in per_seed[0]})  # held: where their limits are set
     base = _baseline(result)
     if base is not None:
         out["baseline_uniform_design"] = base["design"]
         out["baseline_per_seed"] = rows(_searched(evaluator, base), base["replicas"])
+        out.update(_saving_seeds(per_seed, out["baseline_per_seed"], out["worst_seed"]["cost_usd"],
+                                 getattr(evaluator, "cost_model", None)))
     return out
+
+
+def _saving_seeds(per_seed: list[dict[str, Any]], base_rows: list[dict[str, Any]],
+                  plan_seed: int, cost_model: str | None) -> dict[str, Any]:
+    """Which runs the robust saving compares: the baseline's costliest seed
+    (``baseline_cost_seed``; of costliest runs alike, the plan's own costliest seed, so a
+    baseline that costs the same at every seed is compared at the plan's seed), and the seed
+    where the plan saves least against the baseline at one seed (``least_saving_seed``,
+    ``least_saving_frac``; :func:`tiersim.results.paid_share` on the plan's basis, as the seed
+    check's ``vs_uniform_frac``). The saving itself is the plan's costliest run against the
+    baseline's (each fleet's worst, as the designs are ranked), which can be two seeds' runs:
+    the line names both, and the least one-seed saving beside it (plan57)."""
+    from tiersim.results import paid_share
+
+    shares = [(paid_share(cost_model, (p["cost_usd"], p["cost_per_hour_usd"]),
+                          (b["cost_usd"], b["cost_per_hour_usd"])), p["seed"])
+              for p, b in zip(per_seed, base_rows, strict=True)]
+    known = [(share, seed) for share, seed in shares if share is not None]
+    least = min(known, key=lambda s: s[0]) if known else (None, None)
+    return {"baseline_cost_seed": costliest_seed(base_rows, prefer=plan_seed),
+            "least_saving_seed": least[1], "least_saving_frac": least[0]}
 
 
 def _design(entry: dict[str, Any]) -> Design:
@@ -304,14 +319,6 @@ def _baseline(result) -> dict[str, Any] | None:
     label = ((result.plan or {}).get("savings") or {}).get("baseline_uniform_design")
     return next((u for u in result.uniform if u.get("design") == label
                  and u.get("replicas")), None)
-
-
-def _costliest_at(rows: list[dict[str, Any]]) -> int:
-    """The seed whose run the plan's cost and ``duration_s`` are: the first costliest of
-    ``rows`` (:func:`costliest_key`, on the figures as simulated, as :func:`worst_outcome`
-    picks it)."""
-    top = max(map(costliest_key, rows))
-    return next(r["seed"] for r in rows if costliest_key(r) == top)
 
 
 def _worst_at(rows: list[dict[str, Any]], key: str, pick) -> int | None:

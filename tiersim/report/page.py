@@ -610,11 +610,16 @@ def _saved_row(label: str, basis: str | None, frac: float | None, usd: float | N
     return [f"{label}{basis_words(basis, frac)}", instead or _saved(frac, usd)]
 
 
-def _plan_saving_rows(saving: dict) -> list[list]:
+def _plan_saving_rows(saving: dict, robust: dict | None = None) -> list[list]:
     """The plan's saving against the cheapest sized uniform fleet and a static split, each
     labelled with its basis (:func:`~tiersim.results.basis_words`); where the saving is per
     hour, the baseline's cost per hour beside its cost over the trace (before, "its cost (USD)"
-    over the trace stood beside "saved vs it per hour", which it does not give)."""
+    over the trace stood beside "saved vs it per hour", which it does not give); under
+    ``--robust`` over the trace, which seeds' runs the saving compares, in the words the
+    console's saving line ends with (:func:`tiersim.results_seeds.robust_saving_words`)."""
+    from tiersim.results_seeds import robust_saving_words
+
+    seeds = robust_saving_words(robust, saving)
     basis = saving.get("saving_basis")
     share = saving.get("vs_uniform_frac")
     rows = [["cheapest sized uniform fleet meeting the floor", baseline_design(saving)],
@@ -624,6 +629,7 @@ def _plan_saving_rows(saving: dict) -> list[list]:
     split = saving.get("vs_static_split_frac")
     return rows + [
         _saved_row("saved vs it", basis, share, saving.get("vs_uniform_usd")),
+        *([] if seeds is None else [["which runs it compares", seeds]]),
         *mix_rows(saving.get("static_split_mix")),
         _saved_row("saved vs a static split of equal accuracy", basis, split,
                    saving.get("vs_static_split_usd")),
@@ -1062,7 +1068,8 @@ def plan_section(plan: PlanResult) -> str:
                      "met"], margins)
             + "".join(f"<p>{page_text(line)}</p>" for line in notes)
             + "<h3>Against uniform fleets (each sized by simulation)</h3>"
-            + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {}))
+            + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {},
+                                                         plan.robust))
             + ("" if lost is None else f"<p>{page_text(lost)}</p>")
             + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
             + current_section(plan)
