@@ -401,8 +401,10 @@ def test_a_plan_that_saves_per_hour_quotes_one_cost_and_saving_everywhere(tmp_pa
     assert "cost 0.0813 USD (provisioned) over the run's 53 s, 5.50 USD/hour provisioned" in lines
     assert (f"saves {saving} per hour against the cheapest sized uniform fleet (bf16), simulated"
             in lines)
+    # the same gap on the saving's basis too (plan57: two numbers for one gap, neither named)
     assert (f"uniform bf16 (2 x 1 GPU): meets every constraint; {dearer} dearer than the plan per "
-            "hour, cost 0.103 USD") in lines
+            f"hour (the saving's baseline: the same gap is {saving} of this fleet's USD/hour, the "
+            "share the plan saves), cost 0.103 USD") in lines
     page = _page_text(tmp_path / "p" / "report.html")
     assert f"cheapest sized uniform fleet meeting the floor bf16 its cost (USD) 0.103 its cost " \
            f"(USD per hour) 7.00 saved vs it per hour {saving}" in page

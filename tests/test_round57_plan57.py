@@ -201,3 +201,40 @@ def test_a_baseline_cost_seed_that_is_not_its_costliest_is_refused(attributed):
     assert "'plan.robust.baseline_cost_seed' must be the costliest seed's run, seed 3 at 1.0" in (
         str(err.value)
     )
+
+
+# ------------------------------------------- 4. one gap, each basis named
+
+
+def test_the_baselines_line_says_its_gap_on_the_savings_basis_too(attributed):
+    """The plan "saves 17.6 %" (a share of uniform BF16's cost) and uniform BF16 read "21.4 %
+    dearer than the plan" (a share of the plan's): two numbers for one gap, neither basis
+    named. The baseline's line now says the same gap on the saving's basis, in the console and
+    the report alike (modelled figures)."""
+    from tiersim.report.page import plan_section
+    from tiersim.results import PlanResult
+
+    lines, data = attributed
+    words = (
+        "meets every constraint; 21.4 % dearer than the plan (the saving's baseline: the same "
+        "gap is 17.6 % of this fleet's cost, the share the plan saves)"
+    )
+    assert f"  uniform bf16 (3 x 1 GPU): {words}, cost 0.0379 USD" in lines
+    assert page_text(words) in plan_section(PlanResult.from_json(data))
+
+
+def test_per_hour_the_gap_is_a_share_of_usd_per_hour_and_other_fleets_are_as_before():
+    from tiersim.results_plan_lines import baseline_gap_words
+
+    saving = {"baseline_uniform_design": "bf16", "vs_uniform_frac": 0.4}
+    base = {"design": "bf16", "replicas": {"bf16": 5}, "dearer_basis": "per_hour"}
+    assert baseline_gap_words({**base, "dearer_by_frac": 2 / 3}, saving) == (
+        " (the saving's baseline: the same gap is 40.0 % of this fleet's USD/hour, the share "
+        "the plan saves)"
+    )
+    # the plan dearer than its baseline: "costs 11.1 % more than" it, the fleet "10.0 % cheaper"
+    assert baseline_gap_words(
+        {**base, "dearer_by_frac": -0.1}, {**saving, "vs_uniform_frac": -1 / 9}
+    ).endswith("11.1 % of this fleet's USD/hour, the share the plan costs more)")
+    assert baseline_gap_words({**base, "design": "fp8", "dearer_by_frac": 0.5}, saving) == ""
+    assert baseline_gap_words({**base, "dearer_by_frac": 0.0}, saving) == ""  # a tie

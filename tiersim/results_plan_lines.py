@@ -280,3 +280,24 @@ def left_out_words(design: dict[str, Any]) -> str | None:
         plural = "" if gpus == ["1"] else "s"
         parts.append(f"{who}not sized on {' or '.join(gpus)} GPU{plural} per replica: {why}")
     return "; ".join(parts) or None
+
+
+def baseline_gap_words(design: dict[str, Any], saving: dict[str, Any]) -> str:
+    """After the verdict of the uniform fleet the plan's saving is against ("21.4 % dearer
+    than the plan", a share of the plan's cost), the same gap as a share of that fleet's own
+    cost, which is the saving line's "saves 17.6 %": " (the saving's baseline: the same gap is
+    17.6 % of this fleet's cost, the share the plan saves)", "USD/hour" for "cost" per hour.
+    Before, the two lines gave two numbers for one gap on two bases without naming either
+    (plan57). Nothing for any other design, a tie or a gap with no share."""
+    from tiersim.results_plan import baseline_design
+    from tiersim.results_savings import PER_HOUR, share_text, without_noise
+
+    dearer, saved = design.get("dearer_by_frac"), without_noise(saving.get("vs_uniform_frac"))
+    if (design.get("design") != baseline_design(saving) or not design.get("replicas")
+            or dearer is None or not saved or not without_noise(dearer)):
+        return ""
+    what = "USD/hour" if design.get("dearer_basis") == PER_HOUR else "cost"
+    share = "the share the plan saves" if saved > 0 else "the share the plan costs more"
+    return (f" (the saving's baseline: the same gap is {share_text(abs(saved))} of this "
+            f"fleet's {what}, {share})")
+

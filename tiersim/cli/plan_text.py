@@ -89,7 +89,9 @@ def format_plan(result: PlanResult, quality=None) -> str:
     for other in result.runners_up:
         lines.append(_runner_up_line(other))
     said = (chosen.get("accuracy_sources") or {}).get("source")
-    lines += [_uniform_line(other) + source_words(other, said) for other in result.uniform]
+    saving = chosen.get("savings") or {}
+    lines += [_uniform_line(other, saving) + source_words(other, said)
+              for other in result.uniform]
     lines += _p99_lines(chosen, result)
     e2e = result.constraints.get("e2e_p99_s")
     limits = (result.constraints.get("ttft_p99_s"), result.constraints.get("tpot_p99_s"), e2e)
@@ -179,7 +181,7 @@ def _split_after(replicas: int, prefill: int | None, techniques: str | None = No
     return split + ("" if techniques is None else f", {techniques}")
 
 
-def _uniform_line(other: dict) -> str:
+def _uniform_line(other: dict, saving: dict | None = None) -> str:
     """One sized uniform fleet: its size, its verdict and its cost; the cost of a fleet that
     misses a constraint at every size (the last size tried is shown) is no baseline, and one
     never sized (no GPU count it may use loads, or its router fails) has no size to show. A
@@ -188,8 +190,10 @@ def _uniform_line(other: dict) -> str:
     split too): before, it read "4 x 1 GPU", as if aggregated, beside the plan's own split.
     The GPU counts its tier was not sized at for a refused layout follow a sized fleet's size
     in its brackets (:func:`tiersim.results_plan_lines.left_out_words`, as the report's row
-    gives them beside its size; an unsized fleet's reason already names its refusal)."""
-    from tiersim.results_plan_lines import left_out_words
+    gives them beside its size; an unsized fleet's reason already names its refusal). The
+    fleet the plan's ``saving`` is against says its gap on the saving's basis too
+    (:func:`tiersim.results_plan_lines.baseline_gap_words`)."""
+    from tiersim.results_plan_lines import baseline_gap_words, left_out_words
 
     replicas, gpus = other.get("replicas") or {}, other.get("gpus_per_replica") or {}
     if not replicas:
@@ -201,7 +205,7 @@ def _uniform_line(other: dict) -> str:
     size += "" if left is None else f"; {left}"
     if other.get("feasible", True):
         return (f"  uniform {other.get('design')} ({size}): "
-                f"{design_verdict(other)}, "
+                f"{design_verdict(other)}{baseline_gap_words(other, saving or {})}, "
                 f"cost {_num(other.get('cost_usd'))} USD")
     return (f"  uniform {other.get('design')} ({size}): {other.get('missed')}; "
             f"cost at that size {_num(other.get('cost_usd'))} USD, no baseline")

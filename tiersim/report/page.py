@@ -1008,6 +1008,7 @@ def plan_section(plan: PlanResult) -> str:
     p99 meets."""
     from tiersim.results_plan_lines import (
         accuracy_line,
+        baseline_gap_words,
         baseline_line,
         floor_notes,
         left_out_words,
@@ -1046,6 +1047,7 @@ def plan_section(plan: PlanResult) -> str:
     lost = baseline_line(chosen, plan.uniform, plan.current, plan.hours_per_month)  # likewise
     notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
+    savings = chosen.get("savings") or {}  # its baseline's gap on the saving's basis too
     # a uniform fleet names its split and techniques, as the console's "uniform fp8 (7 x 1
     # GPU, spec decode k=3)" line does; a runner-up's also names the router setting it was
     # sized under, as its console line does; a sized uniform fleet, the GPU counts its tier
@@ -1054,8 +1056,9 @@ def plan_section(plan: PlanResult) -> str:
                    sized_words(o, techniques=uniform), router_words(o),
                    left_out_words(o) if uniform and o.get("replicas") else None))) or None,
                o.get("cost_usd"),
-               (design_verdict(o) or "-") + source_words(o, said) if "accuracy_source" in o
-               else design_verdict(o)]
+               (design_verdict(o) or "-") + baseline_gap_words(o, savings)
+               + source_words(o, said)
+               if "accuracy_source" in o else design_verdict(o)]
               for group, uniform in ((plan.runners_up, False), (plan.uniform, True))
               for o in group]
     return ("<h2>Capacity plan</h2><p>Cheapest fleet that meets every constraint on this trace "
