@@ -238,3 +238,59 @@ def test_per_hour_the_gap_is_a_share_of_usd_per_hour_and_other_fleets_are_as_bef
     ).endswith("11.1 % of this fleet's USD/hour, the share the plan costs more)")
     assert baseline_gap_words({**base, "design": "fp8", "dearer_by_frac": 0.5}, saving) == ""
     assert baseline_gap_words({**base, "dearer_by_frac": 0.0}, saving) == ""  # a tie
+
+
+# ------------------------------------------- 5. what a split tier's score covers
+
+
+def _cascade_split_plan(constraints: dict):
+    """A cascade fp8 + bf16 whose cheap tier fp8 is split, as plan.json holds it."""
+    from tiersim.results import PlanResult
+
+    splits = [
+        {"label": "1P 2D", "prefill_replicas": 1, "decode_replicas": 2, "score": 0.8,
+         "ttft_p99_s": 0.5, "tpot_p99_s": 0.05, "e2e_p99_s": 8.0},
+        {"label": "aggregated", "prefill_replicas": 0, "decode_replicas": 0, "score": 0.9,
+         "ttft_p99_s": 0.4, "tpot_p99_s": 0.06, "e2e_p99_s": 9.0},
+    ]  # fmt: skip
+    chosen = {"design": "fp8+bf16", "tiers": ["fp8", "bf16"], "replicas": {"fp8": 3, "bf16": 2},
+              "gpus_per_replica": {"fp8": 1, "bf16": 1}, "router": {"policy": "cascade"},
+              "per_tier": {"fp8": {"replicas": 3, "prefill": 1}}, "cost_usd": 1.0,
+              "cost_model": "provisioned"}  # fmt: skip
+    split = {"tier": "fp8", "chosen": splits[0], "splits": splits}
+    return PlanResult(scenario="c", constraints=constraints, plan=chosen, disaggregation=split)
+
+
+def test_a_cascades_split_score_says_which_requests_and_limits_it_covers():
+    """A split tier is scored on the p99s of the requests that end on it, against the fleet's
+    limits: in a cascade the cheap tier's score leaves out the requests it escalates (scored
+    under the tier they end on, both passes there), and no split's score reads the task
+    latency limit. The line read "worst of p99 TTFT, TPOT and end-to-end over their SLOs", as
+    if of the fleet's requests; it says what it covers now, console and report alike."""
+    from tiersim.cli.plan_text import format_plan
+    from tiersim.report.page import plan_section
+
+    held = {"ttft_p99_s": 2.0, "tpot_p99_s": 0.1, "e2e_p99_s": 10.0, "session_p99_s": 60.0}
+    plan = _cascade_split_plan(held)
+    covers = (
+        "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs, its p99s those of the "
+        "requests that end on this tier, held to the fleet's limits (a request it escalates is "
+        "scored under the tier it ends on, both passes there); the task latency limit is not "
+        "in the score (the fleet as a whole is held to it)"
+    )
+    line = next(x for x in format_plan(plan).splitlines() if x.startswith("  fp8 split:"))
+    assert line == (f"  fp8 split: 1P 2D (of 1P 2D score 0.800; aggregated score 0.900; {covers})")
+    assert f"<p>chosen: 1P 2D ({page_text(covers)})</p>" in plan_section(plan)
+
+
+def test_a_one_tier_split_without_a_task_limit_reads_as_before():
+    from tiersim.results_plan_lines import split_score_words
+
+    one = {"replicas": {"bf16": 3}}
+    assert split_score_words({"e2e_p99_s": 2.0}, one) == (
+        "score = worst of p99 TTFT, TPOT and end-to-end over their SLOs"
+    )
+    assert split_score_words({}, one) == "score = worse of p99 TTFT and TPOT over their SLOs"
+    assert split_score_words({"session_p99_s": 9.0}, one).endswith(
+        "; the task latency limit is not in the score (the fleet as a whole is held to it)"
+    )

@@ -301,3 +301,36 @@ def baseline_gap_words(design: dict[str, Any], saving: dict[str, Any]) -> str:
     return (f" (the saving's baseline: the same gap is {share_text(abs(saved))} of this "
             f"fleet's {what}, {share})")
 
+
+SPLIT_TIER_WORDS = ("its p99s those of the requests that end on this tier, held to the fleet's "
+                    "limits (a request it escalates is scored under the tier it ends on, both "
+                    "passes there)")
+"""What a split's score is of in a plan of several tiers: the split tier's own requests in the
+whole fleet's run, by the tier each ends on (:meth:`tiersim.plan.evaluate.SimEvaluator._whole`),
+so a cascade's cheap tier is scored without the requests it escalates, whose first pass it
+served."""
+
+SPLIT_TASK_WORDS = ("the task latency limit is not in the score (the fleet as a whole is held "
+                    "to it)")
+"""Where the plan holds ``session_p99_s``: the split's score leaves it out."""
+
+
+def split_score_words(constraints: dict[str, Any], chosen: dict[str, Any] | None) -> str:
+    """What a planned split tier's score covers, as ``tiersim plan``'s split line and the
+    report's split section say it: :func:`tiersim.metrics.score_words` (the worse or worst of
+    the tier's p99s over the plan's limits), then where the ``chosen`` design (plan.json's
+    ``plan``) has several tiers, which requests those p99s are of (:data:`SPLIT_TIER_WORDS`),
+    and where a task latency limit is held, that the score leaves it out
+    (:data:`SPLIT_TASK_WORDS`). Before, a cascade's cheap tier's split read "worst of p99
+    TTFT, TPOT and end-to-end over their SLOs", as if of the fleet's requests, and no word of
+    the task limit (plan57). The score itself is as ``tiersim disagg`` and the planned
+    scenario rank splits; scoring a split on the whole fleet's p99s would change which split
+    every plan keeps, and is left for a later round."""
+    from tiersim.metrics import score_words
+
+    words = score_words(constraints.get("e2e_p99_s"))
+    if len((chosen or {}).get("replicas") or (chosen or {}).get("tiers") or ()) > 1:
+        words += f", {SPLIT_TIER_WORDS}"
+    if constraints.get("session_p99_s") is not None:
+        words += f"; {SPLIT_TASK_WORDS}"
+    return words

@@ -96,13 +96,15 @@ def format_plan(result: PlanResult, quality=None) -> str:
     e2e = result.constraints.get("e2e_p99_s")
     limits = (result.constraints.get("ttft_p99_s"), result.constraints.get("tpot_p99_s"), e2e)
     for split in result.splits:  # scored as `tiersim disagg` scores them, a dropping one starred
-        from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, score_words, split_drops
+        from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, split_drops
+        from tiersim.results_plan_lines import split_score_words
 
         table = "; ".join(f"{r['label']} score {plan_split_score(r, limits)}"
                           for r in split["splits"])
         star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, split["splits"])) else ""
+        covers = split_score_words(result.constraints, chosen)
         lines.append(f"  {split['tier']} split: {split['chosen']['label']} (of {table}; "
-                     f"{score_words(e2e)}{star})")
+                     f"{covers}{star})")
     from tiersim.results_seeds import seed_check_lines
 
     lines += seed_check_lines(result.seed_check, result.current)

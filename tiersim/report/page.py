@@ -1080,7 +1080,8 @@ def plan_section(plan: PlanResult) -> str:
             + table(["tier", "replicas tried", "verdict"], fewer)
             + "<h3>Other designs</h3>"
             + table(["design", "replicas", "cost (USD)", "missed / compared"], others)
-            + "".join(split_section(split, plan.constraints) for split in plan.splits)
+            + "".join(split_section(split, plan.constraints, chosen)
+                      for split in plan.splits)
             + seed_check_section(plan.seed_check, plan.seed_check_none, plan.current))
 
 
@@ -1207,16 +1208,20 @@ def seed_check_section(check: dict | None, none: str | None = None,
             + table(headers, rows))
 
 
-def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> str:
+def split_section(split: dict[str, Any] | None, constraints: dict[str, Any],
+                  design: dict[str, Any] | None = None) -> str:
     """A planned split tier's prefill/decode splits and aggregated serving on its GPUs, best
     first, with the one the plan chose (as ``plan`` prints them, a split that drops requests
     with the starred score of its p99s, against the planned SLOs ``constraints``); nothing
     for no split. Where the plan holds an end-to-end limit, which the score reads, each
     split's p99 end-to-end is a column too, as in ``tiersim disagg`` (review56b: a score over
-    1 beside TTFT and TPOT within their SLOs said nothing of why)."""
+    1 beside TTFT and TPOT within their SLOs said nothing of why). What the score covers in the
+    planned ``design`` (plan.json's ``plan``) is said as ``tiersim plan`` says it
+    (:func:`tiersim.results_plan_lines.split_score_words`)."""
     if not split:
         return ""
-    from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, score_words, split_drops
+    from tiersim.metrics import DROP_STAR_WORDS, plan_split_score, split_drops
+    from tiersim.results_plan_lines import split_score_words
 
     e2e = constraints.get("e2e_p99_s")
     limits = (constraints.get("ttft_p99_s"), constraints.get("tpot_p99_s"), e2e)
@@ -1228,8 +1233,9 @@ def split_section(split: dict[str, Any] | None, constraints: dict[str, Any]) -> 
              "score"]
     tier, chosen = split.get("tier"), (split.get("chosen") or {}).get("label")
     star = f"; {DROP_STAR_WORDS}" if any(map(split_drops, splits)) else ""
+    said = split_score_words(constraints, design)
     return (f"<h3>{page_text(f'Prefill/decode split of tier {tier}')}</h3>"
-            f"<p>{page_text(f'chosen: {chosen} ({score_words(e2e)}{star})')}</p>"
+            f"<p>{page_text(f'chosen: {chosen} ({said}{star})')}</p>"
             + table(heads, rows))
 
 
