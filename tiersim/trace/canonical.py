@@ -159,7 +159,8 @@ def _no_names_beside_numbers(s: pd.Series, src: Source) -> None:
     name, naming the first number's row and both fixes: read as numbers, a name was refused
     "is not a number ...; write a number", though names alone are read (hex ids, "a3f9c2d1",
     beside one of digits only, "49201837", read so)."""
-    names = {v for v in _distinct(s) if isinstance(v, str) and v.strip() and _not_a_number(v)}
+    texts = [v for v in _distinct(s) if isinstance(v, str) and v.strip()]
+    names = {v for v, no in zip(texts, _no_numbers(texts), strict=True) if no}
     if not names:
         return
     named = s.isin(names).to_numpy()
@@ -193,8 +194,8 @@ def text_ids(s: pd.Series, typed: bool = False) -> bool:
     values = [v for v in _distinct(s) if not (isinstance(v, str) and not v.strip())]
     if not values or not all(isinstance(v, str) for v in values):
         return False
-    names = [_not_a_number(v) for v in values]
-    return any(names) if typed else all(names)
+    names = _no_numbers(values)
+    return bool(names.any()) if typed else bool(names.all())
 
 
 def _distinct(s: pd.Series) -> list:
@@ -211,12 +212,12 @@ def _distinct(s: pd.Series) -> list:
         return []
 
 
-def _not_a_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return True
-    return False
+def _no_numbers(texts: list[str]) -> np.ndarray:
+    """Whether each of ``texts`` is no number as the trace's cells are read
+    (:func:`tiersim.trace.checks.to_floats`: NaN). Python's ``float`` read ``1001_1``, Arabic-
+    Indic digits and a trailing no-break space as numbers, which the cells' reader does not, so
+    a CSV of ids such as ``1001_1`` was refused "session id is not a number"."""
+    return np.isnan(checks.to_floats(pd.Series(texts, dtype=object)))
 
 
 def _numbered_texts(s: pd.Series, src: Source) -> np.ndarray:
