@@ -339,7 +339,14 @@ def _lists_items(loc: Loc, name: str) -> bool:
 def _look_alike(key: str, fields: list[str]) -> list[str]:
     """``[field]`` where ``key`` is one of ``fields`` but for its non-ASCII characters, each
     standing for any one character (``sееd``, two letters Cyrillic: too unlike 'seed' for
-    difflib, and told only "unknown key (known keys: ...)"); else ``[]``."""
+    difflib, and told only "unknown key (known keys: ...)"), or one of them once its letters
+    are read as their plain forms and small (NFKC, casefolded: full-width ``ｓｅｅｄ``, which
+    four-letter keys other than ``seed`` fit too, and ``SEED``, too unlike for difflib); else
+    ``[]``."""
+    folded = unicodedata.normalize("NFKC", key).casefold()
+    same = [name for name in fields if name.casefold() == folded]
+    if folded != key and len(same) == 1:
+        return same
     if key.isascii():
         return []
     pattern = re.compile("".join(re.escape(c) if c.isascii() else "." for c in key))
