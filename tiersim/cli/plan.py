@@ -142,11 +142,24 @@ def plan(
 
         for line in unchecked_lines(result.seed_check_none):  # where the check's block would be
             echo(line)
-        for line in provenance_lines(path):
+        for line in source_lines(result, provenance_lines(path)):
             echo(line)
         echo("wrote " + ", ".join(escaped(out / name) for name in written(result, report)))
     if result.plan is None:  # an answer, written down, but no fleet to act on: status 1
         raise SystemExit(1)
+
+
+def source_lines(result: PlanResult, provenance: list[str]) -> list[str]:
+    """The plan's last lines on where its figures come from: ``provenance``
+    (:func:`tiersim.cli.run.provenance_lines` of the scenario: its tiers' step times at the
+    layout it writes, and the profile's fidelity), its first line read from plan.json's
+    ``sources.latency`` where the plan has it: the step times of the GPU counts its designs
+    ran. Before, a scenario writing its tiers at 2 GPUs a replica, every design sized at 1,
+    named the 2-GPU tables ("roofline (5 ops)", plan.json "roofline (4 ops)")."""
+    latency = (result.sources or {}).get("latency")
+    if latency is None or not provenance:
+        return provenance
+    return [f"latencies {latency}", *provenance[1:]]
 
 
 def planned_quality(out: Path, result: PlanResult):
