@@ -51,3 +51,25 @@ def test_the_plans_latency_line_is_plan_jsons_source(tmp_path, capsys):
     page = plan_section(PlanResult.from_json(data))
     assert escape(data["sources"]["latency"]) in page
     assert escape(data["sources"]["cost"]) in page
+
+
+def test_a_400_digit_count_in_plan_json_current_is_quoted_cut():
+    """A hand-edited plan.json's 400-digit replicas is quoted as its first 40 digits and its
+    length, as ``--current`` quotes it (round 56, 6f997d64); the reader repeated it whole."""
+    import pytest
+
+    from tiersim.results_plan import _check_current
+
+    current = {
+        "seeds": [0],
+        "given": "--current",
+        "tiers": ["bf16"],
+        "replicas": {"bf16": 10**400},
+        "gpus_per_replica": {"bf16": 1},
+    }
+    with pytest.raises(ValueError) as err:
+        _check_current(current, None)
+    assert str(err.value) == (
+        "'plan.current.replicas.bf16' must be a whole number from 1 to 100,000 (what a "
+        f"scenario may give), got 1{'0' * 39}... (401 characters)"
+    )

@@ -578,9 +578,11 @@ def _check_current(current: dict[str, Any], plan: dict[str, Any] | None) -> None
     import math
 
     from tiersim.errors import json_written
+    from tiersim.numbers import shown
 
     def bad(key: str, what: str, value: Any) -> ValueError:
-        return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")
+        # cut as --current quotes it: a hand-edited 400-digit count was repeated whole
+        return ValueError(f"'plan.current.{key}' {what}, got {shown(json_written(value))}")
 
     if not current["seeds"] or any(k < 0 or k > 2**63 - 1 for k in current["seeds"]):
         raise bad("seeds", "must be the seeds it was simulated at (the plan's, and under "
@@ -669,9 +671,11 @@ def _check_split(current: dict[str, Any], plan: dict[str, Any] | None,
     ``vs_current_per_hour_usd``, or both the parts and the reason they are not given (or
     neither)."""
     from tiersim.errors import json_written
+    from tiersim.numbers import shown
 
     def bad(key: str, what: str, value: Any) -> ValueError:
-        return ValueError(f"'plan.current.{key}' {what}, got {json_written(value)}")
+        # cut as --current quotes it: a hand-edited 400-digit count was repeated whole
+        return ValueError(f"'plan.current.{key}' {what}, got {shown(json_written(value))}")
 
     given = [k for k in SPLIT_KEYS if k in current]
     if not given:
