@@ -30,7 +30,7 @@ from tiersim.results import (
     reaches_floor,
     techniques_words,
 )
-from tiersim.results_figures import _unknown
+from tiersim.results_figures import _unknown, closed_form_words
 from tiersim.results_parts import GENERATED_REQUESTS_WORDS
 from tiersim.routing import TierInfo, score
 from tiersim.routing.accuracy import expected_columns, expected_matrix, realised_matrix
@@ -568,7 +568,8 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     saving routing can have over a static split under that model. ``sources`` says where
     ``dC_star_usd``, ``c0_usd`` and ``dc_usd`` come from
     (:meth:`~tiersim.results.SavingsResult.closed_form_sources`), as the report's closed-form
-    row does.
+    row does, and p, eps, delta (:func:`estimate_sources`) and the two frontiers
+    (:data:`FRONTIER_SOURCE`) too.
     """
     from tiersim.analytic import (
         TwoType,
@@ -599,14 +600,38 @@ def analytic_summary(df: pd.DataFrame, infos: list[TierInfo], savings: SavingsRe
     if note is not None:
         return {"note": note}
     model = TwoType(est["p"], est["eps"], est["delta"], dc=dc, c0=c0, a_top=est["a_top"])
+    cheap, top = pair[0].name, pair[1].name
+    oracle, static = f"oracle ({cheap} vs {top})", f"static split ({cheap} vs {top})"
     return {
-        f"oracle ({pair[0].name} vs {pair[1].name})": oracle_frontier(model).tolist(),
-        f"static split ({pair[0].name} vs {pair[1].name})": static_frontier(model).tolist(),
-        "params": {"cheap": pair[0].name, "top": pair[1].name, "p": est["p"],
+        oracle: oracle_frontier(model).tolist(),
+        static: static_frontier(model).tolist(),
+        "params": {"cheap": cheap, "top": top, "p": est["p"],
                    "eps": est["eps"], "delta": est["delta"], "c0_usd": c0, "dc_usd": dc,
                    "dC_star_usd": max_saving(model.p, model.eps, model.delta, dc)},
-        "sources": savings.closed_form_sources(pair[0].name, pair[1].name),
+        "sources": {**savings.closed_form_sources(cheap, top),
+                    **estimate_sources(cheap, top, basis, easy is not None),
+                    "oracle_frontier": FRONTIER_SOURCE, "static_frontier": FRONTIER_SOURCE},
     }
+
+
+FRONTIER_SOURCE = closed_form_words("p / eps / delta, c0 / dc and the top tier's accuracy")
+"""Where the closed form's oracle and static-split frontiers in a summary's ``analytic``
+block come from, under ``analytic.sources``' keys ``oracle_frontier`` and ``static_frontier``
+(as ``tiersim analytic --json`` keys and words its frontiers' source)."""
+
+
+def estimate_sources(cheap: str, top: str, basis: str, classes_given: bool) -> dict[str, str]:
+    """Where p, eps and delta in a summary's ``analytic.params`` come from
+    (:func:`tiersim.analytic.estimate`): the easy requests by the trace's ``difficulty_class``
+    where it has one, else those ``cheap`` answers as well as ``top`` on the realised draws;
+    eps and delta the mean loss of ``basis`` accuracy from ``top`` to ``cheap`` over each
+    class. Before round 57 only dC*, c0 and dc said where they came from (review57)."""
+    easy = ("the requests whose difficulty_class in the trace is not hard" if classes_given
+            else f"the requests {cheap} answers as well as {top} on the realised draws")
+    loss = f"the mean loss of {basis} accuracy from {top} to {cheap}"
+    return {"p": f"the share of easy requests: {easy}",
+            "eps": f"{loss} over the easy requests (p's)",
+            "delta": f"{loss} over the other requests"}
 
 
 def _provisioned_dc(cost_model: str, uniform: dict, pair: list,
