@@ -321,7 +321,7 @@ def _load(path: Path) -> ModelArch:
                and cfg.data.get("num_experts_per_tok") is None else "num_experts_per_tok")
         raise cfg.error(key, f"must not exceed the number of experts ({fields['num_experts']})")
     quant, quant_key = wrapper_quant, "quantization_config"  # vLLM reads the wrapper's first,
-    if not quant:  # its text_config's only where the wrapper has none
+    if quant is None:  # its text_config's only where the wrapper has none
         quant, quant_key = cfg.data.get("quantization_config"), f"{cfg.prefix}quantization_config"
     if quant is None and outer.data.get("compression_config") is not None and _side_file(
             path) is None:  # early compressed-tensors checkpoints' key, which vLLM reads last

@@ -35,6 +35,11 @@ def checkpoint_formats(path: Path, quant: Any, span: Span = Span(), prefix: str 
         raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: must be an object with a "
                            f"quant_method (got {shown_json(quant)}); remove the key if the weights "
                            "are BF16")
+    if quant == {}:  # read as none, it passed for BF16 without a word
+        raise TiersimError(f"{path}: key {prefix.rstrip('.')!r}: an empty object names no "
+                           "weight format (no quant_method); remove the key if the weights are "
+                           "BF16, or give its quant_method (fp8, mxfp4, compressed-tensors, "
+                           "modelopt, awq, gptq, fbgemm_fp8) and settings")
     if not quant:  # vLLM looks for the side file only then
         side = _side_file(path)
         return _modelopt(side, *_side_block(side), span) if side is not None else ()

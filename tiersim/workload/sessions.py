@@ -257,11 +257,26 @@ def prepare_sessions(df: pd.DataFrame, cfg: SessionsConfig, rng: np.random.Gener
         _unread_without_sessions(cfg, source)
         return df
     if not has_session_columns(df):
-        raise TraceError(source, "workload.sessions.source is 'trace' but the trace has no "
-                         "session_id and step columns; add them or use source: generate")
+        raise TraceError(source, _missing_session_columns(df, origin))
     _own_hashes_logged(df, cfg, source)
     return with_context(checked(df, source, origin), cfg.context, cfg.system_prompt_tokens,
                         source, origin)
+
+
+def _missing_session_columns(df: pd.DataFrame, origin: TraceOrigin | None) -> str:
+    """Why ``source: trace`` cannot replay ``df``: the session column(s) it lacks, named as
+    missing (an aiperf trace's ``session_id`` with its turns in file order was told it had "no
+    session_id and step columns"), the trace file (``origin``) and the fixes."""
+    missing = [c for c in ("session_id", "step") if c not in df.columns]
+    trace = f"the trace {origin.path}" if origin is not None else "the trace"
+    what = {"session_id": "a session_id column (the task each row belongs to)",
+            "step": "a step column (each row's place in its session: 0, 1, 2, ... in the order "
+                    "the session's turns follow one another)"}
+    add = " and ".join(what[c] for c in missing)
+    return (f"workload.sessions.source is 'trace' but {trace} has no "
+            f"{' and no '.join(missing)} column; add {add}, "
+            "or set source: off to replay every row as an independent request at its own "
+            "arrival_s")
 
 
 def _unread_without_sessions(cfg: SessionsConfig, source: str) -> None:
