@@ -443,7 +443,9 @@ def _printable_labels(s: pd.Series, src: Source, name: str) -> None:
     for label in pd.unique(labels):
         bad = unprintable(label)
         if bad is not None:
-            row = int(np.flatnonzero(s.astype(str).to_numpy() == label)[0])
+            # NOTE: compared in Python: numpy's == drops a text's trailing NUL characters
+            # ("a\x00" matched "a", naming the wrong row, or none: an IndexError)
+            row = next(i for i, text in enumerate(s.astype(str)) if text == label)
             raise src.error(f"{name} contains {unprintable_words(bad)}; use printable text",
                             row, name)
 
