@@ -23,7 +23,8 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
     (the cap on it) or a whole ``limits`` map, unless some point's tier is above its own cap
     (the axis then decides which points run), and anything of a baseline-only tier (the
     estimate leaves them out). The scenario's ``name`` as an axis of
-    its own only labels the points (zipped with another axis it labels that axis' values)."""
+    its own only labels the points (zipped with another axis it labels that axis' values);
+    an axis under ``plan:`` is read by ``tiersim plan`` alone (it labelled identical points)."""
     estimates = runner_name(runner) == "estimate_runner"
     sweep_map = plan.base.get("sweep")
     alone = {key for key in sweep_map if key != "zip"} if isinstance(sweep_map, dict) else set()
@@ -33,6 +34,11 @@ def check_unread_axes(plan: SweepPlan, runner: PointRunner) -> None:
             raise ax.SweepError(plan.source, path, "only labels the results (the summary's "
                                 "scenario name), so every point would run the same; drop the "
                                 "axis, or zip it with the axis it labels")
+        if canon[0] == "plan":
+            raise ax.SweepError(plan.source, path, "is read by tiersim plan alone (a sweep's "
+                                "points run as tiersim run does, which leaves plan: aside), so "
+                                "every point would run the same; drop the axis, and give each "
+                                "value to its own tiersim plan (--current, --hours-per-month)")
         if canon[0] == "baselines" and canon[2:] == ("replicas",):
             raise ax.SweepError(plan.source, path, "a baseline's replicas are never read (its "
                                 "uniform fleet is sized by simulation), so every point would "
