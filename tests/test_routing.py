@@ -69,7 +69,12 @@ def test_every_policy_is_registered_and_plain_uniform_works():
          "scenario: router.thresholds: names tier 'bf16', which takes no value here; give one "
          "for each of w4, fp8"),
         ({"policy": "cascade", "cascade": {"from_tier": "bf16", "to_tier": "w4"}},
-         "scenario: router.cascade: from_tier must be cheaper (listed earlier) than to_tier"),
+         "scenario: router.cascade: from_tier must be cheaper (listed earlier) than to_tier "
+         "(got from_tier 'bf16', listed after to_tier 'w4'); swap them"),
+        ({"policy": "cascade", "cascade": {"from_tier": "bf16"}},
+         "scenario: router.cascade: from_tier and to_tier both name tier 'bf16' (a to_tier or "
+         "from_tier not given is the top or the cheapest tier); name two tiers, the cheaper "
+         "(listed earlier) as from_tier"),
         ({"policy": "oracle", "confusion": {"fpr": 0.7, "fnr": 0.6}},
          "scenario: router.confusion: fpr + fnr must be <= 1 (got 1.3)"),
     ],

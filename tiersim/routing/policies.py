@@ -146,7 +146,18 @@ class Cascade(Router):
         self.lo = self.tier_index(c.from_tier, "cascade.from_tier", 0)
         self.hi = self.tier_index(c.to_tier, "cascade.to_tier", len(self.tiers) - 1)
         if self.lo >= self.hi:
-            raise self.error("cascade", "from_tier must be cheaper (listed earlier) than to_tier")
+            raise self.error("cascade", self._order_problem())
+
+    def _order_problem(self) -> str:
+        """Why from_tier is not before to_tier, naming both (a from_tier of the top tier with
+        to_tier left at its default, the top tier, named neither) and the fix."""
+        lo, hi = self.tiers[self.lo].name, self.tiers[self.hi].name
+        if self.lo == self.hi:
+            return (f"from_tier and to_tier both name tier '{lo}' (a to_tier or from_tier not "
+                    "given is the top or the cheapest tier); name two tiers, the cheaper "
+                    "(listed earlier) as from_tier")
+        return (f"from_tier must be cheaper (listed earlier) than to_tier (got from_tier "
+                f"'{lo}', listed after to_tier '{hi}'); swap them")
 
     def choose(self, df, rng):
         """Escalate where the confidence signal is low."""
