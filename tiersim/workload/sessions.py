@@ -436,14 +436,14 @@ def _row_named(origin: TraceOrigin | None, index: int) -> int:
 
 def _given_parents(df: pd.DataFrame, source: str,
                    origin: TraceOrigin | None) -> np.ndarray | None:
-    """The trace's ``parent`` column as float64, -1 (none) where a cell is empty, as -1 is;
-    None without the column (then each step follows the one before). A filled cell must be a
-    whole number (whether it is -1 or an earlier step is checked per session): 0.5 is not
-    truncated to 0, nor is text read as empty, nor true as 1."""
+    """The trace's ``parent`` column as float64, -1 (none) where a cell is empty (or text of
+    spaces alone), as -1 is; None without the column (then each step follows the one before).
+    A filled cell must be a whole number (whether it is -1 or an earlier step is checked per
+    session): 0.5 is not truncated to 0, nor is other text read as empty, nor true as 1."""
     if "parent" not in df:
         return None
     cells = df["parent"]
-    missing = cells.isna().to_numpy()
+    missing = cells.isna().to_numpy() | _blank_texts(cells)
     values = checks.to_floats(cells)
     with np.errstate(invalid="ignore"):
         whole = np.isfinite(values) & (values == np.floor(values))
@@ -453,6 +453,13 @@ def _given_parents(df: pd.DataFrame, source: str,
                      f"the session (got {_cell(cells.iloc[i])}); fix it, or leave it empty (as "
                      "-1) for a step that follows none", i, "parent")
     return np.where(missing, -1.0, values)
+
+
+def _blank_texts(cells: pd.Series) -> np.ndarray:
+    """Where a cell is text of spaces alone, or none (a Parquet or JSON ``""``): an empty cell,
+    as a CSV's reads. Refused as "text of 0 characters", it was told to "leave it empty"."""
+    blank = cells.map(lambda v: isinstance(v, str) and not v.strip())
+    return blank.to_numpy(dtype=bool, na_value=False)
 
 
 def _parent_shown(cell, value: float) -> str:
