@@ -192,6 +192,8 @@ def _read_trace(path: str | Path, format: str, window: tuple[float, float] | Non
                  *_root_tool_note(table, name)]
     rows = None
     if window is not None:
+        if part is None:
+            _check_span_past_window(table, window, src, name)
         rows, window_notes = window_rows(table, window, src, sessions)
         table = _keep(table, rows, window, src)
         notes = [*notes, *window_notes]
@@ -395,6 +397,27 @@ def _check_span(table: pd.DataFrame, src: Source, origin: TraceOrigin,
     if canonical:
         raise origin.error(message, int(late[0]), "arrival_s")
     raise src.error(message, int(table["request_id"].iloc[late[0]]) - src.first_row,
+                    FORMATS[name].required[0])
+
+
+def _check_span_past_window(table: pd.DataFrame, window, src: Source, name: str) -> None:
+    """Refuse, in a trace read whole, an arrival more than MAX_SPAN_S after the window start,
+    inside the window or past it, naming its row, as :func:`_check_span` refuses one without
+    a window (and a session trace's step past the window): a row of 1e300 s past a window of
+    [0, 10] was read without a word but a note advising ``time_scale: 1000``, its span printed
+    as a 300-digit number of days. A file whose times are Unix seconds, windowed at them, still
+    reads."""
+    start, _ = _window_bounds(window, src)
+    t = table["arrival_s"].to_numpy()
+    late = np.flatnonzero(t > start + MAX_SPAN_S)
+    if not len(late):
+        return
+    i = int(late[0])
+    message = (f"arrival {float(t[i] - start):.15g} s is more than {MAX_SPAN_S:.0e} s (31 years) "
+               "after the window start; check the time unit")
+    if name == "canonical":
+        raise Source(src.path, src.header_lines, src.first_row).error(message, i, "arrival_s")
+    raise src.error(message, int(table["request_id"].iloc[i]) - src.first_row,
                     FORMATS[name].required[0])
 
 
