@@ -550,7 +550,7 @@ def cost_weight(tier: BuiltTier, cost_model: str, mix: LengthMix | None = None) 
         return float("nan")
     if not len(mix.prompt):
         return 0.0
-    if tier.disagg is not None:
+    if getattr(tier, "disagg", None) is not None:  # (a tier stand-in may have none)
         seconds = split_seconds(tier.step_model, tier.limits, tier.disagg,
                                 tier.config.output_length_multiplier, mix, mix.rate,
                                 tier.num_blocks)
