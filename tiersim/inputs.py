@@ -572,15 +572,22 @@ def split_seconds(model: Any, limits: Any, split: Disagg, multiplier: float, mix
     decodes its other output tokens on a decode replica, each a share of a pure-decode step
     of that replica's batch (:func:`decode_batch`, no prefill beside it). The decode replicas
     receive the requests as the prefill replicas let them go, not as they arrived
-    (:func:`prefilled_arrivals`): a prefill queue smooths the bursts the trace brings, and a
+    (:func:`prefilled_arrivals`: the decoders sharing the table's arrivals are its rate over
+    a decode replica's, at least 1, as :meth:`Arrivals.busy_batch` counts them, and the
+    prefill replicas beside them are in the split's proportion; under
+    :data:`MIN_ARRIVALS` arrivals, at Poisson arrivals, which a queue fed by Poisson
+    arrivals lets go as Poisson, Burke's theorem): a prefill queue smooths the bursts, and a
     decode batch counted on the trace's own arrivals read 38.6 sequences on disagg.yaml's 4P
     1D at 8x (code trace, 0-600 s), where the run's decoder held 9.2 while busy and the
     prefilled arrivals read 10.5 (modelled). The KV transfer between the two
     (:meth:`~tiersim.engine.disagg.Disagg.transfer_s`) runs no step on either side, so it
     adds no replica-seconds: it delays each decode arrival by its prompt's transfer, which
     shifts the decoders' arrivals and leaves their batch as it is (disagg.yaml's 50 GB/s
-    moves a 1,914-token prompt in 6.3 ms). Every figure of the aggregated price's caveats
-    holds on each side (:func:`request_seconds`)."""
+    moves a 1,914-token prompt in 6.3 ms). No prompt rides on the decode steps
+    (:func:`riding_seconds` is an aggregated replica's limit). Never rises with the load
+    (the table's arrivals sped up with ``rate``); at the table's arrivals as they are and a
+    rising ``rate`` (a smaller fleet sharing them) it can where the split has more decode
+    than prefill replicas, whose prefill then spaces the decoders' arrivals more."""
     from tiersim.routing.capability import output_on_tier
 
     output = output_on_tier(mix.output, multiplier).astype(np.float64)
@@ -592,8 +599,8 @@ def split_seconds(model: Any, limits: Any, split: Disagg, multiplier: float, mix
     cap = batch_cap(limits, num_blocks, float(np.mean(mix.prompt + output)))
     decode_rate = rate * replicas / split.decode
     arrivals = mix.arrivals
-    if arrivals is not None and arrivals.times is not None:
-        decoders = max(1.0, arrivals.rate / decode_rate) if decode_rate > 0.0 else 1.0
+    if rate > 0.0 and arrivals is not None and arrivals.times is not None:
+        decoders = max(1.0, arrivals.rate / decode_rate)
         arrivals = prefilled_arrivals(arrivals, float(np.mean(prefill)),
                                       decoders * split.prefill / split.decode)
         decode_rate = arrivals.rate / decoders  # as many decoders share them
