@@ -623,11 +623,31 @@ def fpr_sweep(data: ReportData) -> Panel | None:
     if silent:
         fig.update_yaxes(title_text="silently wrong answers (% of requests)", row=1, col=3)
     fig.update_layout(title="Router false positives: cost saved vs accuracy lost", **LAYOUT)
-    return Panel("fpr_sweep", fig, "Each false positive saves money and silently loses accuracy: "
+    drawn = pd.concat([g for _, g in groups[:LINES_SHOWN]])
+    return Panel("fpr_sweep", fig, (_flat_cost_sentence(drawn, cost_col) or
+                 "Each false positive saves money and silently loses accuracy: "
                  "compare the slopes, the cost saved per point of accuracy lost is the price of "
-                 "a cheaper, sloppier classifier." + _lines_note(len(groups))
+                 "a cheaper, sloppier classifier.") + _lines_note(len(groups))
                  + _missed_note(missed_drawn, sum(len(g) for _, g in
                                                   groups[:LINES_SHOWN])))
+
+
+def _flat_cost_sentence(drawn: pd.DataFrame, cost_col: str) -> str | None:
+    """The FPR figure's first sentence where every point drawn costs the same (a sweep over
+    ``router.confusion.fpr`` keeps its fleet, which provisioned cost bills whoever serves a
+    request): its "cost saved" line is flat at 0 %, and "each false positive saves money" would
+    say the opposite (round 57). None where the cost moves."""
+    cost = drawn[cost_col].dropna().to_numpy(float)
+    if len(cost) < 2 or not np.allclose(cost, cost[0], rtol=1e-9, atol=0.0):
+        return None
+    unit = "USD per 1M output tokens" if cost_col == "cost_per_1m_output_tokens" else "USD"
+    shown = f"{cost[0]:,.0f}" if abs(cost[0]) >= 1000 else f"{cost[0]:#.3g}".removesuffix(".")
+    billed = (", and under provisioned cost it is paid whoever serves a request"
+              if "cost_model" in drawn and (drawn["cost_model"] == "provisioned").all() else "")
+    return (f"The cost is the same at every point drawn ({shown} {unit}), so these false "
+            f"positives save nothing and only lose accuracy: the fleet is kept at every "
+            f"rate{billed}; to price a sloppier classifier, size a fleet at each rate with "
+            f"tiersim plan (router.confusion set in the scenario).")
 
 
 MISSED_NAME = "misses its SLOs or floor: saving not comparable"
