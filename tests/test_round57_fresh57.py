@@ -7,6 +7,12 @@
    73.5 USD per 1M output tokens at FPR 0, 0.05, 0.1 and 0.2, modelled) and its "cost saved"
    panel is a flat 0 % line under a caption that says the opposite. Where the plotted cost is
    the same at every point drawn the caption now says so, and what would price the errors.
+2. `tiersim plan --gpus-per-replica 2` of that fleet (the user's TP2 replicas) found no fleet:
+   "fp8@2: latency: more replicas do not help at 128 fp8 replicas: the p99 is set by what
+   replicas cannot shorten (...) (ttft_p99_s 5.70 vs limit 3; ...) (tried fp8 on 2 GPUs per
+   replica)", with no word that 4 and 8 GPUs per replica, which fit, were left out by the flag
+   (the default plan meets the SLOs on BF16 5 x 8 GPU, modelled). Such a reason now names the
+   larger counts that fit and were not considered, and the flag that adds them.
 All figures modelled.
 """
 
@@ -56,3 +62,40 @@ def test_a_moving_cost_fpr_figure_keeps_its_caption(tmp_path):
         "Each false positive saves money and silently loses accuracy: compare the slopes"
     )
     assert "The cost is the same" not in moving.caption
+
+
+def _gpus_plan(gpu_options, tiers):
+    from tiersim.plan import Constraints, Planner
+    from tiersim.plan.testing import FakeEvaluator, fake_scenario
+
+    scenario = fake_scenario(tiers, ttft=1.0, tpot=0.05, floor=None)
+    return Planner(
+        scenario, Constraints.of(scenario), FakeEvaluator(tiers), gpu_options=gpu_options
+    ).plan()
+
+
+UNASKED = (
+    "; not considered: 2, 4, 8 GPUs per replica, which fit (add them to "
+    "--gpus-per-replica or limits.gpus_per_replica))"
+)
+
+
+def test_a_latency_miss_names_the_larger_gpu_counts_left_out_that_fit():
+    """bf16's TPOT misses at 1 GPU per replica whatever the replica count, and 2 GPUs fix it
+    (tests/test_plan.py), but the search was held to 1."""
+    from tiersim.plan.testing import FakeTier
+
+    result = _gpus_plan((1,), [FakeTier("bf16", accuracy=0.9, base_tpot_s=0.08)])
+    assert result.plan is None
+    assert result.reason.startswith("bf16: latency: more replicas do not help")
+    assert result.reason.endswith("(tried bf16 on 1 GPU per replica" + UNASKED)
+
+
+def test_no_larger_count_is_named_where_none_fits_or_all_were_tried():
+    from tiersim.plan.testing import FakeTier
+
+    held = _gpus_plan((1,), [FakeTier("bf16", accuracy=0.9, base_tpot_s=1.0, max_gpus=1)])
+    assert held.reason.endswith("(tried bf16 on 1 GPU per replica)")
+    every = _gpus_plan((1, 2, 4, 8), [FakeTier("bf16", accuracy=0.9, base_tpot_s=1.0)])
+    assert every.reason.endswith("(tried bf16 on 1, 2, 4, 8 GPUs per replica)")
+    assert "not considered" not in every.reason

@@ -12,9 +12,11 @@ import warnings
 import numpy as np
 
 from tiersim.errors import Note
+from tiersim.limits import SIZED_GPUS_PER_REPLICA
 from tiersim.plan.constraints import _missed
 from tiersim.plan.evaluate import Design, Outcome
 from tiersim.plan.reasons import _one_line, _per_replica
+from tiersim.plan.search import HOPELESS
 from tiersim.results import fleet_size
 from tiersim.routing.capability import output_on_tier
 
@@ -98,6 +100,26 @@ class FeasibilityChecks:
         of tier ``name`` ("" when none)."""
         return "".join(f"; not on {_per_replica([g])}: {why}"
                        for g, why in self.refused.get(name, {}).items())
+
+    def _and_unasked(self, name: str, reason: str) -> str:
+        """"; not considered: G GPUs per replica, which fit (...)" for the counts of the default
+        sizing (:data:`tiersim.limits.SIZED_GPUS_PER_REPLICA`) above every count tried for tier
+        ``name`` that ``--gpus-per-replica`` or ``limits.gpus_per_replica`` left out and the
+        tier fits on, where the sizing's ``reason`` says more replicas do not help ("" else,
+        or when none): the step that sets such a p99 may be shorter on more GPUs a replica,
+        and "tried fp8 on 2 GPUs per replica" alone did not say 4 and 8 were never asked
+        (round 57: Llama-3.1-70B on Mooncake's trace, p99 TTFT 5.70 s at TP2, met at TP8,
+        modelled). A reason that already names the fix (requests over the KV cache) or a
+        replica limit that stopped the search is left as it was."""
+        if HOPELESS not in (reason or ""):
+            return ""
+        top = max(self.gpus.get(name) or [0])
+        unasked = [g for g in SIZED_GPUS_PER_REPLICA
+                   if g > top and g not in self.gpu_options and self.evaluator.fits(name, g)]
+        if not unasked:
+            return ""
+        return (f"; not considered: {_per_replica(unasked)}, which fit (add them to "
+                "--gpus-per-replica or limits.gpus_per_replica)")
 
     def _split_refusal(self, name: str) -> str:
         """Why a tier has no layout left when every one that fits splits its weights in a way

@@ -97,7 +97,7 @@ from tiersim.plan.reasons import (  # noqa: F401 - re-exported
     _too_long,
     _too_long_fix,
 )
-from tiersim.plan.search import Sizing, Verdict, size_replicas  # noqa: F401 - re-exported
+from tiersim.plan.search import HOPELESS, Sizing, Verdict, size_replicas  # noqa: F401
 from tiersim.results import floor_pair, percent_as_given, reaches_floor
 from tiersim.routing.policies import ROUTERS
 from tiersim.scenario import DEFAULT_MAX_REPLICAS, SIZED_GPUS_PER_REPLICA
@@ -340,7 +340,8 @@ class Planner(PlanAssembly, FeasibilityChecks):
             chosen = results[-1]
             if chosen.missed and chosen.missed.startswith("latency"):
                 chosen.missed += (f" (tried {name} on {_per_replica(tried[name])}"
-                                  f"{self._and_refused(name)})")
+                                  f"{self._and_refused(name)}"
+                                  f"{self._and_unasked(name, chosen.missed)})")
             if chosen.infeasible and len(tried[name]) > 1:
                 chosen.infeasible += f"; tried {_per_replica(tried[name])}"
         self.uniform_results[name] = chosen
@@ -469,6 +470,7 @@ class Planner(PlanAssembly, FeasibilityChecks):
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
                 gpus = "; ".join(f"{n} on {_per_replica(g)}{self._and_refused(n)}"
+                                 f"{self._and_unasked(n, sizing.reason)}"
                                  for n, g in tried.items())
                 where = f"; tried {gpus}" if escalate else ""
                 larger = self._over_kv(design) if last.dropped else []

@@ -69,6 +69,10 @@ def hopeless(history: list[float]) -> bool:
 
 
 #: The share of the remaining overshoot a doubling must close to count as progress.
+HOPELESS = "more replicas do not help"
+"""How a sizing's reason starts where the p99 is set by what replicas cannot shorten (a step
+itself): the planner then names the larger GPU counts per replica it left out (round 57)."""
+
 FLAT = 0.02
 
 
@@ -115,7 +119,7 @@ def _double(names: list[str], replicas: dict[str, int], look, limit: int):
             if not grow_all and len(grow) < len(names):
                 grow_all, history = True, [verdict.overshoot]
                 continue
-            return None, (f"more replicas do not help at {fleet_words(replicas)}: the p99 is set "
+            return None, (f"{HOPELESS} at {fleet_words(replicas)}: the p99 is set "
                           "by what replicas cannot shorten (a single request's step, or in a "
                           "cascade the first pass an escalated request waits for)")
     return replicas, ""
