@@ -852,4 +852,6 @@ def simulate(
     fleet = _Fleet(tiers, work, max_ff_iterations if fast_forward else 1, sample_every,
                    fast_paths)
     fleet.run()
-    return fleet.result()
+    result = fleet.result()
+    fleet.env.drop_decode_tables()  # nothing reads them now (NOTE (memory): SimEnv)
+    return result

@@ -75,6 +75,10 @@ class DecodeTable:
         dts[0] = start + dts[0]
         return list(accumulate(dts))
 
+    def clear(self) -> None:
+        """Forget every block (filled again, the same numbers, if asked again)."""
+        self._blocks.clear()
+
     def _block(self, n: int, b: int) -> array:
         blk = self._blocks.get((n, b))
         if blk is None:

@@ -49,6 +49,19 @@ class SimEnv(simpy.Environment):
             table = self._decode_tables[id(model)] = kind(model)
         return table
 
+    def drop_decode_tables(self) -> None:
+        """Empty the run's decode tables once its result is taken.
+
+        NOTE (memory): a run's fleet, replicas and environment refer to each other, so they
+        are freed only by the cyclic garbage collector, which may wait several runs; a table
+        holds up to 32 MiB of blocks (:data:`~tiersim.engine.decode_table.MAX_BLOCKS`), and a
+        planner's or the baselines' sizing runs, one after another, kept many alive at once.
+        """
+        for table in self._decode_tables.values():
+            if isinstance(table, DecodeTable):
+                table.clear()
+        self._decode_tables.clear()
+
     def at(self, time: float, urgent: bool = False) -> Event:
         """An event that fires at absolute ``time`` (URGENT priority for arrivals)."""
         if time < self._now:
