@@ -30,6 +30,7 @@ from tiersim.routing import Assignment, Prepared, TierInfo, build_router, prepar
 from tiersim.routing.config import DEFAULT_STEP_TIERS
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.scenario import Scenario
+from tiersim.text_columns import text_codes
 from tiersim.trace import LoadedTrace, TraceOrigin, read_trace
 from tiersim.trace.canonical import distinct_text
 from tiersim.trace.loader import SESSION_COLUMNS
@@ -1099,11 +1100,16 @@ def prepare_all(trace: LoadedTrace | pd.DataFrame, infos: list[TierInfo], scenar
 
 
 def step_types(df: pd.DataFrame) -> set[str] | None:
-    """The step types the trace's rows carry (``step_type``, missing ones left out); None
-    where it has no such column."""
+    """The step types the trace's rows carry (``step_type``), as text as the ``step_type``
+    router reads them (:func:`tiersim.text_columns.text_codes`); None where it has no such
+    column, or where a row has none: the router's fallback takes that row (review57b: left
+    out, a row of no type was not said to be routed on the fallback's priors)."""
     if "step_type" not in df.columns:
         return None
-    return {str(kind) for kind in df["step_type"].dropna().unique()}
+    codes, kinds = text_codes(df["step_type"])
+    if (codes < 0).any():
+        return None
+    return {str(kind) for kind in kinds[np.unique(codes)]}
 
 
 def _fallback_routes(router, present: set[str] | None) -> bool:
