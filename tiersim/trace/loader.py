@@ -407,18 +407,37 @@ def _check_span_past_window(table: pd.DataFrame, window, src: Source, name: str)
     [0, 10] was read without a word but a note advising ``time_scale: 1000``, its span printed
     as a 300-digit number of days. A file whose times are Unix seconds, windowed at them, still
     reads."""
-    start, _ = _window_bounds(window, src)
+    start, end = _window_bounds(window, src)
     t = table["arrival_s"].to_numpy()
     late = np.flatnonzero(t > start + MAX_SPAN_S)
     if not len(late):
         return
     i = int(late[0])
     message = (f"arrival {float(t[i] - start):.15g} s is more than {MAX_SPAN_S:.0e} s (31 years) "
-               "after the window start; check the time unit")
+               f"after the window start; {_past_window_fix(t, start, end, name)}")
     if name == "canonical":
         raise Source(src.path, src.header_lines, src.first_row).error(message, i, "arrival_s")
     raise src.error(message, int(table["request_id"].iloc[i]) - src.first_row,
                     FORMATS[name].required[0])
+
+
+def _past_window_fix(t: np.ndarray, start: float, end: float, name: str) -> str:
+    """The fix :func:`_check_span_past_window` gives: of a canonical file whose own arrivals
+    span no more than MAX_SPAN_S (Unix seconds, say), the window shifted to its first arrival
+    (a window is in the file's own ``arrival_s``; one of [0, 600] over Unix seconds was told
+    to check the time unit, though its unit is right; round 56 said the window held none),
+    as :func:`_check_span` says it without a window; else to check the time unit."""
+    if name != "canonical" or float(t[-1] - t[0]) > MAX_SPAN_S:
+        return "check the time unit"
+    first = float(t[0])
+    if math.isinf(end):
+        hint = _window_hint(t)
+    else:
+        low, high = _number(first + start), _number(first + end)
+        hint = f"trace.window: [{low}, {high}] (tiersim trace inspect: --window {low} {high})"
+    return (f"a window is in the file's own arrival_s, which start at {_number(first)} s: set "
+            f"{hint} for the same span from its first arrival, or subtract the first arrival "
+            "from every row")
 
 
 def _check_scaled_span(table: pd.DataFrame, time_scale: float, src: Source) -> None:
