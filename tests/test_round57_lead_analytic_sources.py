@@ -26,8 +26,10 @@ def test_every_figure_of_the_analytic_block_has_a_source(name):
 def test_p_says_how_the_easy_requests_were_told_apart():
     by_class = estimate_sources("fp8", "bf16", "expected", classes_given=True)
     by_draws = estimate_sources("fp8", "bf16", "realised", classes_given=False)
-    assert by_class["p"] == ("the share of easy requests: the requests whose difficulty_class "
-                             "in the trace is not hard")
+    assert by_class["p"] == (
+        "the share of easy requests: the requests whose difficulty_class is not hard (set by "
+        "workload.difficulty, or the trace's own where it gives correct_<tier> labels)"
+    )
     assert by_draws["p"] == ("the share of easy requests: the requests fp8 answers as well as "
                              "bf16 on the realised draws")
     assert by_draws["delta"] == ("the mean loss of realised accuracy from bf16 to fp8 over the "

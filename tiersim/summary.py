@@ -620,13 +620,24 @@ block come from, under ``analytic.sources``' keys ``oracle_frontier`` and ``stat
 (as ``tiersim analytic --json`` keys and words its frontiers' source)."""
 
 
+EASY_BY_CLASS = ("the requests whose difficulty_class is not hard (set by workload.difficulty, "
+                 "or the trace's own where it gives correct_<tier> labels)")
+"""How :func:`estimate_sources` words the easy requests where they have a difficulty class
+(:func:`tiersim.routing.accuracy.prepare_workload`: the class workload.difficulty draws, or
+reads from the trace's ``difficulty``, replaces any the trace gives unless its rows carry
+correct_<tier> labels)."""
+
+
 def estimate_sources(cheap: str, top: str, basis: str, classes_given: bool) -> dict[str, str]:
     """Where p, eps and delta in a summary's ``analytic.params`` come from
-    (:func:`tiersim.analytic.estimate`): the easy requests by the trace's ``difficulty_class``
-    where it has one, else those ``cheap`` answers as well as ``top`` on the realised draws;
-    eps and delta the mean loss of ``basis`` accuracy from ``top`` to ``cheap`` over each
-    class. Before round 57 only dC*, c0 and dc said where they came from (review57)."""
-    easy = ("the requests whose difficulty_class in the trace is not hard" if classes_given
+    (:func:`tiersim.analytic.estimate`): the easy requests by their ``difficulty_class``
+    where they have one, else those ``cheap`` answers as well as ``top`` on the realised
+    draws; eps and delta the mean loss of ``basis`` accuracy from ``top`` to ``cheap`` over
+    each class. Before round 57 only dC*, c0 and dc said where they came from (review57).
+    The class is :data:`EASY_BY_CLASS`'s: workload.difficulty sets it on a trace without
+    correct_<tier> labels, whatever class column the trace has (review57b: it read "in the
+    trace", where tiny's, agentic's and cascade_models' traces have none)."""
+    easy = (EASY_BY_CLASS if classes_given
             else f"the requests {cheap} answers as well as {top} on the realised draws")
     loss = f"the mean loss of {basis} accuracy from {top} to {cheap}"
     return {"p": f"the share of easy requests: {easy}",
