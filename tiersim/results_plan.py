@@ -514,18 +514,21 @@ def _check_costliest_run(robust: dict[str, Any], plan: dict[str, Any] | None) ->
     seed's run is not the costliest (plan57: a plan.json naming a cheaper seed, its cost and
     run copied from that seed's row, passed; so does ``baseline_cost_seed`` in
     ``baseline_per_seed``); nothing to check in a plan.json written before its rows gave
-    ``duration_s``."""
+    ``duration_s``. Where ``baseline_cost_seed`` is given (round 57 on), ``worst_seed.cost_usd``
+    must name a row of ``per_seed``: left out or naming none, the report's saving read "the
+    plan's costliest run (seed None)" (review57b)."""
     from tiersim.errors import json_written
 
     seed = (robust.get("worst_seed") or {}).get("cost_usd")
     rows = {r["seed"]: r for r in robust.get("per_seed") or []}
     row = rows.get(seed)
+    if plan is not None and robust.get("baseline_cost_seed") is not None:
+        _check_costliest_seed(robust, "per_seed", "worst_seed.cost_usd", seed)
+        _check_costliest_seed(robust, "baseline_per_seed", "baseline_cost_seed",
+                              robust["baseline_cost_seed"])
     if plan is None or row is None or row.get("duration_s") is None:
         return
     _check_costliest_seed(robust, "per_seed", "worst_seed.cost_usd", seed)
-    if robust.get("baseline_cost_seed") is not None:
-        _check_costliest_seed(robust, "baseline_per_seed", "baseline_cost_seed",
-                              robust["baseline_cost_seed"])
     for key in ("cost_usd", "duration_s"):
         if plan.get(key) != row[key]:
             raise ValueError(f"'plan.plan.{key}' must be the run of seed {seed} "
