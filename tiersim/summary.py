@@ -641,7 +641,7 @@ def estimate_sources(cheap: str, top: str, basis: str, classes_given: bool) -> d
             else f"the requests {cheap} answers as well as {top} on the realised draws")
     loss = f"the mean loss of {basis} accuracy from {top} to {cheap}"
     return {"p": f"the share of easy requests: {easy}",
-            "eps": f"{loss} over the easy requests (p's)",
+            "eps": f"{loss} over the easy requests (p's), at most delta",
             "delta": f"{loss} over the other requests"}
 
 
