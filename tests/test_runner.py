@@ -61,7 +61,7 @@ def test_no_request_lost(tiny_run):
     trace = load_trace(TINY.parent.parent / "traces" / "azure2023_code.parquet",
                        window=(240, 360))
     rows = pd.read_parquet(out / "requests.parquet")
-    assert list(rows.columns) == REQUEST_COLUMNS
+    assert list(rows.columns) == [*REQUEST_COLUMNS, "difficulty_class"]  # tiny draws two_type
     assert len(rows) == len(trace) == summary.requests
     assert sorted(rows["request_id"]) == sorted(trace["request_id"])
     assert sum(t.requests for t in summary.tiers) == summary.requests

@@ -48,6 +48,11 @@ from tiersim.results_accuracy import (  # noqa: F401 - re-exported
     percent_as_given,
     reaches_floor,
 )
+from tiersim.results_classes import (  # noqa: F401 - re-exported
+    ClassAccuracy,
+    classes_from,
+    classes_line,
+)
 from tiersim.results_figures import (  # noqa: F401 - re-exported
     SIG_DIGITS,
     _fields,
@@ -176,8 +181,10 @@ class RunResult:
     SLOs hold, the p99 of the ``fleet``'s requests or each ``tier``'s too (a summary written
     before it reads ``fleet``). ``cost_per_hour_usd``: the fleet's provisioned price per hour
     (every replica's GPUs x its $/GPU-hour), whatever ``cost_model`` and whether or not uniform
-    fleets were sized (None in a summary written before it). Every formula:
-    ``docs/metrics.md``.
+    fleets were sized (None in a summary written before it). ``accuracy_by_class``: the
+    accuracy per difficulty class of the workload (:class:`ClassAccuracy`), routed and per
+    uniform fleet; empty, and absent from the JSON, where requests have no class. Every
+    formula: ``docs/metrics.md``.
     """
 
     scenario: str
@@ -227,6 +234,7 @@ class RunResult:
     cost_per_hour_usd: float | None = None  # provisioned: GPUs x $/GPU-hour (None: older file)
     slo_e2e_p99_s: float | None = None  # the scenario's slo.e2e_p99_s: absent when not set
     slo_session_p99_s: float | None = None  # the scenario's slo.session_p99_s: likewise
+    accuracy_by_class: tuple[ClassAccuracy, ...] = ()  # per difficulty class: absent if none
 
     @property
     def accuracy_label(self) -> str:
@@ -269,6 +277,8 @@ class RunResult:
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
         if not self.notes:  # the run's notes (a trace's dropped rows ...): absent when none
             out.pop("notes")
+        if not self.accuracy_by_class:  # a workload without difficulty classes: absent
+            out.pop("accuracy_by_class")
         for key in ("slo_e2e_p99_s", "slo_session_p99_s"):  # not set: absent, as before
             if out[key] is None:
                 out.pop(key)
@@ -527,7 +537,8 @@ def _run_from(data: dict) -> RunResult:
                   response_cache=None if data.get("response_cache") is None
                   else _build(ResponseCacheResult, data["response_cache"]),
                   trace=None if data.get("trace") is None
-                  else _build(TraceRead, data["trace"], at="trace"))
+                  else _build(TraceRead, data["trace"], at="trace"),
+                  accuracy_by_class=classes_from(data.get("accuracy_by_class")))
 
 
 def _quality_intervals(quality: RouterQuality) -> RouterQuality:

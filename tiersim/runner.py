@@ -27,6 +27,7 @@ import pandas as pd
 
 from tiersim import costs, outputs, response_cache, savings, session_metrics, summary
 from tiersim import fleet as fleet_mod
+from tiersim.class_accuracy import run_classes
 from tiersim.engine.request import sequences_held
 from tiersim.errors import IdleConfusion, Note, TiersimError, UnreachableFloor, notes_of
 from tiersim.fleet import build_fleet, draft_tokens
@@ -212,6 +213,8 @@ def _simulated(scenario: Scenario, source: str, baselines: bool, saving_shown: b
                              saved, analytic, end_s, trace_acceptance(df))
     run = dataclasses.replace(run, sessions=session_metrics.session_result(df, requests,
                                                                           run.cost_usd))
+    run = dataclasses.replace(run, accuracy_by_class=run_classes(  # none without classes
+        df, result, infos, extra, assignment.basis, run.savings, uniform))
     run = dataclasses.replace(run, savings=_with_slo_check(run.savings, scenario, run),
                               trace=trace_read(loaded.origin))
     _note_idle_tiers(run, scenario, source, infos)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import costs, fidelity, metrics
+from tiersim.class_accuracy import request_classes
 from tiersim.fleet import Fleet
 from tiersim.model_read import model_read
 from tiersim.results import (
@@ -46,6 +47,10 @@ REQUEST_COLUMNS = [
 
 SESSION_COLUMNS = ("session_id", "step", "step_type")
 """Columns requests.parquet adds, after the others, when the traffic has agentic sessions."""
+
+CLASS_COLUMNS = ("difficulty_class",)
+"""The column requests.parquet adds last where requests have a difficulty class (a
+``two_type`` or ``three_type`` workload): what ``accuracy_by_class`` groups by."""
 
 TIMESERIES_COLUMNS = ["tier", "replica", "time_s", "running", "waiting", "kv_blocks",
                       "kv_capacity", "waiting_max", "interval_s"]
@@ -84,6 +89,8 @@ class RequestTable:
         self.names = np.array([t.name for t in scenario.tiers], dtype=object)
         self.expected_sources = expected_columns(df, infos, basis)
         self.columns = list(REQUEST_COLUMNS) + [c for c in SESSION_COLUMNS if c in df.columns]
+        if request_classes(df) is not None:  # no column where no request has a class
+            self.columns += list(CLASS_COLUMNS)
         self._cost: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -135,6 +142,9 @@ class RequestTable:
             return self._costs()[part]
         if name in ("request_id", "input_tokens"):
             return self.df[name].to_numpy(np.int64)[part]
+        if name in CLASS_COLUMNS:  # names as text, a request without one missing
+            column = self.df[name].iloc[part]
+            return column.astype(object).where(column.notna(), None).to_numpy()
         return self.df[name].iloc[part].to_numpy()  # session columns: of these rows only
 
     def _times(self, part: slice) -> tuple[np.ndarray, ...]:

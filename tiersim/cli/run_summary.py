@@ -119,11 +119,25 @@ def headline_table(r: RunResult):
         ("GPU-hours provisioned", fmt(r.gpu_hours), GPU_HOURS_WORDS),
         (f"{r.accuracy_label}{scope}",
          r.accuracy_text(lambda v: fmt(v, " %", 100, digits=4)), acc),
+        *class_rows(r, acc),
         *router_rows(r, acc, r.routing_source()),
     ]
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def class_rows(r: RunResult, accuracy_source: str) -> list[tuple[str, str, str]]:
+    """One row: the accuracy per difficulty class, the uniform baseline's beside it
+    (:func:`tiersim.results.classes_line`), on the run's basis and source; none where the
+    requests have no class."""
+    from tiersim.results import classes_line
+
+    base = None if r.savings is None else r.savings.baseline_uniform_tier
+    line = classes_line(r.accuracy_by_class, base, lambda v: fmt(v, " %", 100, digits=4))
+    if line is None:
+        return []
+    return [(f"{r.accuracy_label} by difficulty class{r.served_scope}", line, accuracy_source)]
 
 
 def router_rows(r: RunResult, accuracy_source: str,

@@ -419,8 +419,31 @@ def run_headline(run: RunResult) -> str:
             routed]] if r.escalation_refused_rate is not None else []),
         ["silent failure rate", percent(r.silent_failure_rate), routed],
         *quality_rows(r)])
-    return (out + prefix_cache_section(run) + spec_section(run) + savings_section(run)
-            + agentic_section(run) + notes_section(run))
+    return (out + class_section(run, acc) + prefix_cache_section(run) + spec_section(run)
+            + savings_section(run) + agentic_section(run) + notes_section(run))
+
+
+def class_section(run: RunResult, accuracy_source: str) -> str:
+    """The accuracy per difficulty class (``accuracy_by_class``): the run's with its 95%
+    interval beside each uniform fleet's over the same requests, so a planner reads whether
+    routing's saving cost the hard requests accuracy; "" where the requests have no class."""
+    classes = run.accuracy_by_class
+    if not classes:
+        return ""
+    given = {name for c in classes for name in c.uniform}  # in the savings table's order
+    order = [b.tier for b in run.savings.uniform] if run.savings is not None else []
+    fleets = [n for n in order if n in given] + sorted(given - set(order))
+    rows = [[c.name, c.requests, percent(c.accuracy),
+             f"{fmt(percent(c.accuracy_ci95[0]))} - {fmt(percent(c.accuracy_ci95[1]))}",
+             *(percent(c.uniform.get(name)) for name in fleets)] for c in classes]
+    return ("<h3>Accuracy by difficulty class</h3>"
+            + table(["class", "requests", f"{run.fleet_label()}", "95% interval",
+                     *(f"all {name}" for name in fleets)], rows)
+            + f"<p class='caption'>{page_text(run.accuracy_label.capitalize())} over each "
+            "difficulty class of the requests (the workload's difficulty_class), modelled; "
+            f"accuracy from {page_text(accuracy_source)}. The classes weighted by their "
+            "requests give the overall accuracy; a uniform fleet that dropped requests is "
+            "not shown.</p>")
 
 
 def quality_rows(r) -> list[list]:
