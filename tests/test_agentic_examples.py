@@ -132,7 +132,8 @@ def test_requests_table_names_each_requests_task_and_step(tmp_path):
     assert main(["run", str(REPO / "scenarios" / "agentic.yaml"), "--out", str(out),
                  "--no-report", "--no-baselines"]) == 0
     table = pd.read_parquet(out / "requests.parquet")
-    assert list(table.columns[-3:]) == ["session_id", "step", "step_type"]
+    assert list(table.columns[-4:]) == ["session_id", "step", "step_type",
+                                        "difficulty_class"]  # two_type: each class, last
     ordered = table.sort_values(["session_id", "step"])
     before = ordered.groupby("session_id")["finish_s"].shift()
     later = before.notna()
