@@ -75,6 +75,23 @@ def test_class_accuracies_weighted_by_their_counts_give_the_overall_ones(n, seed
     assert (UNCLASSIFIED in [c.name for c in out]) == (None in classes)
 
 
+def test_the_results_know_the_generators_classes():
+    from tiersim.results_classes import GENERATED_CLASSES
+    from tiersim.workload.difficulty import CLASS_NAMES
+
+    assert GENERATED_CLASSES == CLASS_NAMES
+
+
+def test_a_sweep_table_gets_a_column_per_class_figure(tiny):
+    from tiersim.sweep.store import flatten
+
+    run, _ = tiny
+    flat = flatten(run.to_json())
+    hard = run.accuracy_by_class[1]
+    assert flat["accuracy_by_class.hard.accuracy"] == pytest.approx(hard.accuracy)
+    assert flat["accuracy_by_class.hard.uniform.bf16"] == pytest.approx(hard.uniform["bf16"])
+
+
 def test_classes_come_in_the_generators_order_then_the_others():
     rng = np.random.default_rng(0)
     df = make_table(5, ["odd", "hopeless", None, "hard", "easy"], rng)
@@ -122,9 +139,8 @@ def test_a_tiny_run_writes_each_class_and_they_add_up(tiny):
         each = sum(c.requests * c.uniform[fleet.tier] for c in classes) / run.requests
         assert each == pytest.approx(fleet.accuracy, abs=1e-9)
     data = json.loads((out / "summary.json").read_text())
-    assert [c["class"] for c in data["accuracy_by_class"]] == ["easy", "hard"]
-    assert set(data["accuracy_by_class"][1]) == {
-        "class",
+    assert list(data["accuracy_by_class"]) == ["easy", "hard"]
+    assert set(data["accuracy_by_class"]["hard"]) == {
         "requests",
         "accuracy",
         "accuracy_ci95",
@@ -179,11 +195,11 @@ def test_the_summary_reads_back_with_and_without_the_key(tiny):
 def test_a_malformed_class_entry_is_one_line():
     text = (Path(__file__).parent / "golden" / "tiny_summary.json").read_text()
     data = json.loads(text)
-    data["accuracy_by_class"] = [{"class": "hard", "requests": 3, "accuracy": 1.5}]
+    data["accuracy_by_class"] = {"hard": {"requests": 3, "accuracy": 1.5}}
     with pytest.raises(TiersimError) as err:
         RunResult.from_json(data, "x/summary.json")
     assert str(err.value) == (
-        "x/summary.json: malformed summary ('accuracy_by_class[0]' "
+        "x/summary.json: malformed summary ('accuracy_by_class.hard' "
         "accuracies must be fractions between 0 and 1); rerun `tiersim "
         "run` to rewrite it"
     )

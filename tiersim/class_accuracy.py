@@ -15,17 +15,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tiersim.results_classes import ClassAccuracy
+from tiersim.results_classes import UNCLASSIFIED, ClassAccuracy, class_order
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.metrics import accuracy_ci
 from tiersim.routing.types import TierInfo
-from tiersim.workload.difficulty import CLASS_NAMES
 
 CLASS_COLUMN = "difficulty_class"
 """The request column that names each request's difficulty class."""
-
-UNCLASSIFIED = "unclassified"
-"""The class of a request without one, where other requests have one."""
 
 
 def request_classes(df: pd.DataFrame) -> np.ndarray | None:
@@ -37,15 +33,6 @@ def request_classes(df: pd.DataFrame) -> np.ndarray | None:
     if not column.notna().any():
         return None
     return column.astype(object).where(column.notna(), UNCLASSIFIED).astype(str).to_numpy()
-
-
-def class_order(classes: np.ndarray) -> list[str]:
-    """The classes present, the generator's (easy, hard, hopeless) first, then others sorted,
-    :data:`UNCLASSIFIED` last."""
-    present = set(classes.tolist())
-    known = [c for c in CLASS_NAMES if c in present]
-    rest = sorted(present - set(known) - {UNCLASSIFIED})
-    return known + rest + ([UNCLASSIFIED] if UNCLASSIFIED in present else [])
 
 
 def routed_per_request(df: pd.DataFrame, result, infos: list[TierInfo], basis: str) -> np.ndarray:
@@ -73,7 +60,7 @@ def accuracy_by_class(
     names = list(uniform or {})
     matrix = expected_matrix(df, [uniform[n] for n in names], basis) if names else None
     out = []
-    for name in class_order(classes):
+    for name in class_order(classes.tolist()):
         mine = classes == name
         lo, hi = accuracy_ci(routed[mine])
         each = (

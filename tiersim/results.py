@@ -51,6 +51,7 @@ from tiersim.results_accuracy import (  # noqa: F401 - re-exported
 from tiersim.results_classes import (  # noqa: F401 - re-exported
     ClassAccuracy,
     classes_from,
+    classes_json,
     classes_line,
 )
 from tiersim.results_figures import (  # noqa: F401 - re-exported
@@ -277,7 +278,9 @@ class RunResult:
         out["tier_order"] = [t.name for t in self.tiers]  # JSON objects lose their order
         if not self.notes:  # the run's notes (a trace's dropped rows ...): absent when none
             out.pop("notes")
-        if not self.accuracy_by_class:  # a workload without difficulty classes: absent
+        if self.accuracy_by_class:  # keyed by class; absent without difficulty classes
+            out["accuracy_by_class"] = classes_json(self.accuracy_by_class)
+        else:
             out.pop("accuracy_by_class")
         for key in ("slo_e2e_p99_s", "slo_session_p99_s"):  # not set: absent, as before
             if out[key] is None:

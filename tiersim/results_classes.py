@@ -32,38 +32,64 @@ class ClassAccuracy:
     uniform: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON fields, ``class`` for the name."""
+        """Plain JSON fields (the name is the key it sits under in ``accuracy_by_class``)."""
         out = _fields(self)
-        out["class"] = out.pop("name")
+        out.pop("name")
         return out
 
 
+GENERATED_CLASSES = ("easy", "hard", "hopeless")
+"""The classes the workload generator draws, cheapest first
+(:data:`tiersim.workload.difficulty.CLASS_NAMES`)."""
+
+UNCLASSIFIED = "unclassified"
+"""The class of a request without one, where other requests have one."""
+
+
+def class_order(names) -> list[str]:
+    """Class ``names`` in the order every output lists them: the generator's
+    (:data:`GENERATED_CLASSES`) first, then others sorted, :data:`UNCLASSIFIED` last (a
+    JSON object's keys are sorted, which would put ``unclassified`` among the others)."""
+    present = set(names)
+    known = [c for c in GENERATED_CLASSES if c in present]
+    rest = sorted(present - set(known) - {UNCLASSIFIED})
+    return known + rest + ([UNCLASSIFIED] if UNCLASSIFIED in present else [])
+
+
+def classes_json(classes: tuple[ClassAccuracy, ...]) -> dict[str, Any]:
+    """``accuracy_by_class`` as summary.json writes it: class name to its fields (a sweep's
+    table flattens it to columns such as ``accuracy_by_class.hard.accuracy``)."""
+    return {c.name: c.to_json() for c in classes}
+
+
 def classes_from(data: Any) -> tuple[ClassAccuracy, ...]:
-    """``accuracy_by_class`` read back: a list of objects as :meth:`ClassAccuracy.to_json`
-    writes them (absent in a summary written before it, or of a run without classes: ``()``);
-    a TypeError or ValueError naming the key otherwise."""
+    """``accuracy_by_class`` read back, in :func:`class_order` (absent in a summary written
+    before it, or of a run without classes: ``()``); a TypeError or ValueError naming the key
+    otherwise."""
     if data is None:
         return ()
-    if not isinstance(data, list):
-        raise TypeError("'accuracy_by_class' must be a list of objects")
-    return tuple(_class_from(item, k) for k, item in enumerate(data))
+    if not isinstance(data, dict):
+        raise TypeError("'accuracy_by_class' must map class names to objects")
+    return tuple(_class_from(data[name], name) for name in class_order(data))
 
 
-def _class_from(item: Any, k: int) -> ClassAccuracy:
-    """One entry of ``accuracy_by_class`` (the ``k``-th)."""
-    at = f"accuracy_by_class[{k}]"
-    if not isinstance(item, dict) or not isinstance(item.get("class"), str):
-        raise TypeError(f"'{at}' must be an object with a 'class' name")
+def _class_from(item: Any, name: str) -> ClassAccuracy:
+    """The entry of class ``name`` in ``accuracy_by_class``."""
+    at = f"accuracy_by_class.{name}"
+    if not isinstance(item, dict):
+        raise TypeError(f"'{at}' must be a JSON object")
     requests, accuracy = item.get("requests"), item.get("accuracy")
     if not isinstance(requests, int) or isinstance(requests, bool) or requests < 0:
         raise ValueError(f"'{at}.requests' must be a count")
     lo, hi = item.get("accuracy_ci95") or (None, None)
     uniform = item.get("uniform") or {}
+    if not isinstance(uniform, dict):
+        raise TypeError(f"'{at}.uniform' must map tier names to accuracies")
     for value in (accuracy, lo, hi, *uniform.values()):
         if not (_unknown(value) or (isinstance(value, int | float) and 0 <= value <= 1)):
             raise ValueError(f"'{at}' accuracies must be fractions between 0 and 1")
     return ClassAccuracy(
-        name=item["class"],
+        name=name,
         requests=requests,
         accuracy=accuracy,
         accuracy_ci95=(lo, hi),
