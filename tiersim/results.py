@@ -13,7 +13,7 @@ order); ``router`` and ``savings`` are maps; ``savings`` is
 ``null`` when not computed. Key names are stable: sweeps, the report and the golden test read
 them.
 
-This module holds :class:`RunResult` and reads it back; the rest is in six modules, and every
+This module holds :class:`RunResult` and reads it back; the rest is in seven modules, and every
 name they define that callers import is importable from here as well:
 
 - :mod:`tiersim.results_figures`: plain JSON values, :data:`SIG_DIGITS` rounding,
@@ -22,6 +22,7 @@ name they define that callers import is importable from here as well:
   :func:`reaches_floor`, :func:`baseline_floor`) and the digits it is printed with;
 - :mod:`tiersim.results_parts`: a summary's parts (:class:`TierResult`,
   :class:`RouterResult`, :class:`Sources`, :class:`ProfileUsed`, :class:`SessionResult` ...);
+- :mod:`tiersim.results_classes`: :class:`ClassAccuracy`, the accuracy per difficulty class;
 - :mod:`tiersim.results_savings`: :class:`SavingsResult`, :class:`UniformBaseline` and the
   basis and share of a saving (:func:`paid_order`, :func:`paid_share`, :func:`share_text`);
 - :mod:`tiersim.results_read`: the checks a results file is read back with
