@@ -227,3 +227,60 @@ def test_without_classes_nothing_new_is_written_or_said(tmp_path):
     rows = pd.read_parquet(tmp_path / "out" / "requests.parquet")
     assert "difficulty_class" not in rows.columns
     assert "by difficulty class" not in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_the_plan_line_gives_each_class_against_the_baseline():
+    from tiersim.results_plan_lines import class_line
+
+    chosen = {
+        "design": "w4a16+bf16",
+        "accuracy_by_class": {
+            "easy": {"requests": 248, "accuracy": 0.9998},
+            "hard": {"requests": 69, "accuracy": 0.7436},
+        },
+        "savings": {"baseline_uniform_design": "bf16"},
+        "accuracy_sources": {"basis": "expected", "source": "prior"},
+    }
+    uniform = [
+        {
+            "design": "bf16",
+            "accuracy_by_class": {"easy": {"accuracy": 0.9998}, "hard": {"accuracy": 0.7709}},
+        }
+    ]
+    assert class_line(chosen, uniform) == (
+        "expected accuracy by difficulty class, plan vs uniform bf16 (modelled): easy 99.98% "
+        "vs 99.98%; hard 74.36% vs 77.09%; source: prior"
+    )
+    alone = {**chosen, "savings": {"baseline_uniform_design": "w4a16+bf16"}}
+    assert class_line(alone, uniform) == (
+        "expected accuracy by difficulty class, plan (modelled): easy 99.98%; hard 74.36%; "
+        "source: prior"
+    )
+    assert class_line({"design": "bf16"}, uniform) is None
+
+
+def test_a_plans_designs_give_each_class_and_they_add_up(tmp_path):
+    from tiersim.cli.plan import plan_capacity
+
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(tiny_doc()))
+    plan = plan_capacity(path, report=False).to_json()
+    designs = [plan["plan"], *plan["uniform"], *plan["runners_up"]]
+    for design in designs:
+        if design.get("accuracy") is None:
+            continue
+        classes = design["accuracy_by_class"]
+        assert list(classes) == ["easy", "hard"]
+        total = sum(c["requests"] for c in classes.values())
+        weighted = sum(c["requests"] * c["accuracy"] for c in classes.values()) / total
+        assert weighted == pytest.approx(design["accuracy"], abs=1e-9)
+
+
+def test_a_plan_without_classes_writes_none(tmp_path):
+    from tiersim.cli.plan import plan_capacity
+
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(tiny_doc(difficulty={"kind": "continuous"})))
+    plan = plan_capacity(path, report=False).to_json()
+    assert "accuracy_by_class" not in plan["plan"]
+    assert all("accuracy_by_class" not in u for u in plan["uniform"])

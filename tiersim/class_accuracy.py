@@ -35,6 +35,20 @@ def request_classes(df: pd.DataFrame) -> np.ndarray | None:
     return column.astype(object).where(column.notna(), UNCLASSIFIED).astype(str).to_numpy()
 
 
+def class_means(df: pd.DataFrame, scored: np.ndarray) -> dict[str, dict[str, float]] | None:
+    """Each class of ``df``'s requests (by name, in :func:`class_order`) with its
+    ``requests`` and the mean of their ``scored`` accuracy (``accuracy``), as a plan's designs
+    give them (:class:`tiersim.plan.evaluate.Outcome`); None where no request has a class."""
+    classes = request_classes(df)
+    if classes is None:
+        return None
+    out = {}
+    for name in class_order(classes.tolist()):
+        mine = classes == name
+        out[name] = {"requests": int(mine.sum()), "accuracy": float(scored[mine].mean())}
+    return out
+
+
 def routed_per_request(df: pd.DataFrame, result, infos: list[TierInfo], basis: str) -> np.ndarray:
     """Each request's accuracy in the run: its final tier's correctness on ``basis``, a
     dropped request scored 0 (as :func:`tiersim.routing.metrics.score` scores it)."""

@@ -106,6 +106,34 @@ def baseline_line(chosen: dict[str, Any], uniform: list[dict[str, Any]],
             f"{_accuracy_gap(chosen, mine, theirs)}")
 
 
+def class_line(chosen: dict[str, Any], uniform: list[dict[str, Any]]) -> str | None:
+    """The plan's accuracy per difficulty class against its saving's baseline's (plan.json's
+    ``accuracy_by_class``), on the plan's basis: "expected accuracy by difficulty class, plan
+    vs uniform bf16 (modelled): easy 99.98% vs 99.98%; hard 74.36% vs 77.09%; source: prior"
+    (the source as :func:`accuracy_line` gives it). The plan's alone where it is its own
+    baseline or has none; None where the requests have no class. No indent."""
+    from tiersim.results import accuracy_name, percent_text
+
+    mine = chosen.get("accuracy_by_class")
+    if not isinstance(mine, dict) or not mine:
+        return None
+    design = (chosen.get("savings") or {}).get("baseline_uniform_design")
+    base = None if design is None or design == chosen.get("design") else next(
+        (u for u in uniform if u.get("design") == design), None)
+    theirs = (base or {}).get("accuracy_by_class") or {}
+    parts = []
+    for name, entry in mine.items():
+        other = (theirs.get(name) or {}).get("accuracy")
+        shown = percent_text(entry.get("accuracy"), 2)
+        parts.append(f"{name} {shown}" if other is None else
+                     f"{name} {shown} vs {percent_text(other, 2)}")
+    sources = chosen.get("accuracy_sources") or {}
+    against = f"plan vs uniform {design}" if theirs else "plan"
+    where = f"; source: {sources['source']}" if sources.get("source") else ""
+    return (f"{accuracy_name(sources.get('basis'))} by difficulty class, {against} (modelled): "
+            f"{'; '.join(parts)}{where}")
+
+
 def _money_words(saving: dict[str, Any], hours: float) -> str:
     """"3.50 USD/hour less, 2,555 USD less a month of 730 hours (...); " where the saving is
     per hour (a month of ``hours``); "" otherwise."""

@@ -131,12 +131,14 @@ def _over_words(span, robust: dict | None) -> str:
 
 def _baseline_accuracy(chosen: dict, result: PlanResult) -> list[str]:
     """The plan's saving a month and accuracy against its saving's baseline
-    (:func:`tiersim.results_plan_lines.baseline_line`, as the report gives it), indented;
-    none where it has none."""
-    from tiersim.results_plan_lines import baseline_line
+    (:func:`tiersim.results_plan_lines.baseline_line`, as the report gives it), then its
+    accuracy per difficulty class against the baseline's (:func:`~tiersim.results_plan_lines.
+    class_line`), indented; none where it has none."""
+    from tiersim.results_plan_lines import baseline_line, class_line
 
-    line = baseline_line(chosen, result.uniform, result.current, result.hours_per_month)
-    return [] if line is None else ["  " + line]
+    lines = [baseline_line(chosen, result.uniform, result.current, result.hours_per_month),
+             class_line(chosen, result.uniform)]  # and the accuracy per difficulty class
+    return ["  " + line for line in lines if line is not None]
 
 
 def _p99_lines(chosen: dict, result: PlanResult) -> list[str]:

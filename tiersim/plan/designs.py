@@ -88,6 +88,8 @@ class DesignResult:
             "per_tier": {n: _tier_json(t, c) for n, t in o.tiers.items()},
             "margins": margins(o, c),
         })
+        if o.accuracy_by_class is not None:  # requests with difficulty classes only
+            out["accuracy_by_class"] = o.accuracy_by_class
         return out
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tiersim import costs, metrics
+from tiersim.class_accuracy import class_means
 from tiersim.errors import TiersimError
 from tiersim.fleet import (
     BuiltTier,
@@ -241,6 +242,10 @@ class Outcome:
     """The accuracy's 95% interval over the run's requests, as a run's ``router.accuracy_ci95``
     (:func:`tiersim.routing.metrics.accuracy_ci`); None with no request, and for the worst of
     several seeds (``--robust``: no one run's interval)."""
+    accuracy_by_class: dict[str, dict[str, float]] | None = None
+    """Each difficulty class of the requests, by name: its ``requests`` and ``accuracy``, as
+    a run's ``accuracy_by_class`` (:func:`tiersim.class_accuracy.class_means`); None where no
+    request has a class, and for the worst of several seeds (``--robust``)."""
 
 
 @dataclass
@@ -763,7 +768,8 @@ class SimEvaluator:
                        cost_per_hour_usd=rate, duration_s=duration, tiers=tiers,
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99),
                        session_p99_s=self._session_p99(runs, n),
-                       accuracy_ci95=_interval(scored))
+                       accuracy_ci95=_interval(scored),
+                       accuracy_by_class=class_means(self.df, scored))
 
     def _session_p99(self, runs: dict[str, _TierRun], n: int) -> float | None:
         """The p99 over agent tasks (``session_id``) of a task's latency, its first step's

@@ -1033,6 +1033,7 @@ def plan_section(plan: PlanResult) -> str:
         accuracy_line,
         baseline_gap_words,
         baseline_line,
+        class_line,
         floor_notes,
         left_out_words,
         p99_line,
@@ -1068,6 +1069,7 @@ def plan_section(plan: PlanResult) -> str:
     said = (chosen.get("accuracy_sources") or {}).get("source")
     p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
     lost = baseline_line(chosen, plan.uniform, plan.current, plan.hours_per_month)  # likewise
+    classes = class_line(chosen, plan.uniform)  # the accuracy per difficulty class, likewise
     notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     savings = chosen.get("savings") or {}  # its baseline's gap on the saving's basis too
@@ -1097,6 +1099,7 @@ def plan_section(plan: PlanResult) -> str:
             + table(["item", "value"], _plan_saving_rows(chosen.get("savings") or {},
                                                          plan.robust))
             + ("" if lost is None else f"<p>{page_text(lost)}</p>")
+            + ("" if classes is None else f"<p>{page_text(classes)}</p>")
             + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
             + current_section(plan)
             + "<h3>One replica fewer</h3>"
