@@ -5,8 +5,8 @@ present types the map all takes, with one row of no type, was said to route none
 fallback: a fallback that reads accuracy (threshold) routed that row on the per-precision
 priors without the note (a plain trace of arrival_s, input_tokens, output_tokens, step_type
 with some cells empty, under ``step_tiers: {plan: bf16}``: no note before; a session trace's
-rows of no type read as ``step``, so it had the note). The types are now read as the router reads them (text, a category
-column's used categories), and a row of no type keeps the note.
+rows of no type read as ``step``, so it had the note). The types are now read as the router
+reads them (text, a category column's used categories), and a row of no type keeps the note.
 """
 
 from __future__ import annotations
