@@ -1,6 +1,12 @@
-"""Round 57 (price57b): packed prompts that cost more than alone on the mean are charged
-alone (:meth:`tiersim.inputs.PrefillSteps.cost`), so the heavy-load price does not rise as
-the load crosses its threshold (review57)."""
+"""Round 57 (price57b): two corrections to the heavy-load price of
+:func:`tiersim.inputs.request_seconds`.
+
+- Speculative decoders take ``k + 1`` tokens each of a step's budget, so the room beside them
+  for prompts is ``budget - max_num_seqs x (k + 1)``.
+- Packed prompts that cost more than alone on the mean are charged alone
+  (:meth:`tiersim.inputs.PrefillSteps.cost`), so the price does not rise as the load crosses
+  the heavy-load threshold (review57).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +16,27 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_round57_price57 import JumpModel
 
 from tiersim.engine import SchedulerLimits
 from tiersim.inputs import (
     LengthMix,
     PrefillSteps,
     request_seconds,
+    riding_prefill,
 )
 from tiersim.perf.base import StepShape
+
+
+def test_speculative_decoders_leave_less_room_for_prompts():
+    """256 sequences of 32 output tokens: 8 leave a step, 8 x 900 = 7,200 prompt tokens. Beside
+    plain decoders the room is 8,192 - 256 = 7,936 and they ride; beside speculative decoders
+    of k = 4 (5 tokens each, tiersim.engine.spec_decode) it is 8,192 - 1,280 = 6,912, so
+    prefill holds the replica back and the prompts do not ride."""
+    args = (JumpModel(), np.array([900]), np.array([32.0]), np.array([916.0]), 256, 8192)
+    assert riding_prefill(*args) is not None
+    assert riding_prefill(*args, 0) is not None
+    assert riding_prefill(*args, 4) is None
 
 
 @dataclass

@@ -808,7 +808,7 @@ def riding_seconds(model: Any, limits: Any, prompt: np.ndarray, output: np.ndarr
     if num_blocks > 0 and sequences_held(limits, int(num_blocks), held, extra) < full:
         return None
     budget = max(1, int(limits.max_num_batched_tokens))
-    prefill = riding_prefill(model, prompt, output, step.context, full, budget)
+    prefill = riding_prefill(model, prompt, output, step.context, full, budget, extra)
     if prefill is None:
         return None
     return np.minimum(prefill, alone) + output * step(full) / full
@@ -831,7 +831,7 @@ def _dearer(packed: np.ndarray, riding: np.ndarray | None, alone: np.ndarray) ->
 
 
 def riding_prefill(model: Any, prompt: np.ndarray, output: np.ndarray, context: np.ndarray,
-                   cap: int, budget: int) -> np.ndarray | None:
+                   cap: int, budget: int, extra: int = 0) -> np.ndarray | None:
     """Replica-seconds each prompt's prefill takes where a saturated replica's running set is
     full of decoding sequences (``cap`` of them, ``max_num_seqs`` in :func:`riding_seconds`,
     each at the mix's mean ``context``) and prompts get in only as they leave: ``q = cap /
@@ -845,20 +845,23 @@ def riding_prefill(model: Any, prompt: np.ndarray, output: np.ndarray, context: 
     summed over ``k`` exactly, within ten standard deviations and ten of ``q``). None where
     the replica is not bound by its running set: the prompts ``q`` a step make room for do
     not fit beside the decodes on average (``q x mean prompt > budget - cap``), so prefill
-    is what holds it back (:func:`prefill_packing`), or no prompt or output to price."""
+    is what holds it back (:func:`prefill_packing`), or no prompt or output to price. A
+    speculative decoder (``extra``: its ``k`` draft tokens) takes ``k + 1`` tokens of a step's
+    budget (:mod:`tiersim.engine.spec_decode`), so the room beside the decodes is ``budget -
+    cap x (k + 1)``."""
     if not len(prompt):
         return None
     mean_prompt = float(np.mean(prompt))
     leave = cap / max(1.0, float(np.mean(output)))
-    room = int(budget) - int(cap)
+    room = int(budget) - int(cap) * (1 + max(0, int(extra)))
     if mean_prompt <= 0.0 or room <= 0 or leave * mean_prompt > room:
         return None
     decode = StepShape(decode_seqs=int(cap), decode_context=int(round(cap * np.mean(context))))
+    size = max(1, round(mean_prompt))
+    base = model.step_time(decode)
     low, high = _poisson_span(leave)
     ks = np.arange(low, high + 1)
     weight = np.exp(ks * np.log(leave) - leave - _log_factorial(ks))
-    size = max(1, round(mean_prompt))
-    base = model.step_time(decode)
     extra = [_ride_seconds(model, decode, base, int(k) * size, room, size) for k in ks]
     per_token = float(np.dot(weight, extra) / weight.sum()) / (leave * mean_prompt)
     return np.asarray(prompt, dtype=np.float64) * per_token
