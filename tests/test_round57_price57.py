@@ -69,12 +69,13 @@ class JumpModel:
 
 
 def test_riding_on_a_jump_is_the_poisson_share_by_hand():
-    """4 decoding sequences of 8 output tokens: q = 0.5 leave a step. A step holding any of
-    the 100-token prompts costs 0.05 s more, so the steps with prompts, 1 - exp(-0.5) of them,
-    add 0.05 s for the 0.5 prompts a step: each prompt 0.05 x (1 - exp(-0.5)) / 0.5 =
-    0.0393 s, where one a step (even spread) would be 0.1 s and packed ones less."""
+    """4 decoding sequences of 7 and 9 output tokens (8 on the mean): q = 0.5 leave a step.
+    A step holding any of the 100-token prompts costs 0.05 s more, so the steps with prompts,
+    1 - exp(-0.5) of them, add 0.05 s for the 0.5 prompts a step: each prompt 0.05 x (1 -
+    exp(-0.5)) / 0.5 = 0.0393 s, where one a step (even spread) would be 0.1 s and packed ones
+    less."""
     prompt = np.array([100, 100])
-    got = riding_prefill(JumpModel(), prompt, np.array([8.0, 8.0]), np.array([104.0] * 2), 4, 8192)
+    got = riding_prefill(JumpModel(), prompt, np.array([7.0, 9.0]), np.array([104.0] * 2), 4, 8192)
     assert got == pytest.approx(np.full(2, 0.05 * -math.expm1(-0.5) / 0.5), rel=1e-12)
 
 
@@ -123,9 +124,10 @@ def test_a_running_set_the_kv_cache_holds_to_fewer_does_not_ride():
 
 
 def _decode_heavy(rate: float) -> tuple[JumpModel, SchedulerLimits, LengthMix]:
-    """1,000-token prompts, 64 output tokens, 8 sequences a replica at most, ``rate`` a
-    second, on :class:`JumpModel` (prompt tokens 2e-6 s each)."""
-    mix = LengthMix(prompt=np.full(4, 1000), output=np.full(4, 64), rate=rate)
+    """1,000-token prompts, 63 and 65 output tokens (64 on the mean, not all one length, so
+    the finishes are Poisson, not cohorts), 8 sequences a replica at most, ``rate`` a second,
+    on :class:`JumpModel` (prompt tokens 2e-6 s each)."""
+    mix = LengthMix(prompt=np.full(4, 1000), output=np.array([63, 65, 63, 65]), rate=rate)
     return JumpModel(per_token=2e-6), SchedulerLimits(max_num_seqs=8), mix
 
 
@@ -135,11 +137,11 @@ def test_the_decode_heavy_price_by_hand():
     one 0.075 s step, 0.01 s each);
     riding, q = 8 / 64 = 0.125 prompts a step, each step with any adds 0.05 s + 2e-6 a token:
     (0.05 x (1 - exp(-0.125)) + 0.125 x 0.002) / 0.125 = 0.0490 s, dearer, so taken; the
-    output is 64 eighths of a 0.01 s decode step either way."""
+    output is its 63 or 65 eighths of a 0.01 s decode step either way."""
     model, limits, mix = _decode_heavy(100.0)
     got = request_seconds(model, limits, 1.0, mix, mix.rate)
     riding = (0.05 * -math.expm1(-0.125) + 0.125 * 0.002) / 0.125
-    assert got == pytest.approx(np.full(4, riding + 64 * 0.01 / 8), rel=1e-9)
+    assert got == pytest.approx(riding + mix.output * 0.01 / 8, rel=1e-9)
     assert riding > 0.075 / 7.5
 
 
