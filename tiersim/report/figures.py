@@ -623,7 +623,7 @@ def fpr_sweep(data: ReportData) -> Panel | None:
     if silent:
         fig.update_yaxes(title_text="silently wrong answers (% of requests)", row=1, col=3)
     fig.update_layout(title="Router false positives: cost saved vs accuracy lost", **LAYOUT)
-    drawn = pd.concat([g for _, g in groups[:LINES_SHOWN]])
+    drawn = [g for _, g in groups[:LINES_SHOWN]]
     return Panel("fpr_sweep", fig, (_flat_cost_sentence(drawn, cost_col) or
                  "Each false positive saves money and silently loses accuracy: "
                  "compare the slopes, the cost saved per point of accuracy lost is the price of "
@@ -632,22 +632,38 @@ def fpr_sweep(data: ReportData) -> Panel | None:
                                                   groups[:LINES_SHOWN])))
 
 
-def _flat_cost_sentence(drawn: pd.DataFrame, cost_col: str) -> str | None:
-    """The FPR figure's first sentence where every point drawn costs the same (a sweep over
-    ``router.confusion.fpr`` keeps its fleet, which provisioned cost bills whoever serves a
-    request): its "cost saved" line is flat at 0 %, and "each false positive saves money" would
-    say the opposite (round 57). None where the cost moves."""
-    cost = drawn[cost_col].dropna().to_numpy(float)
-    if len(cost) < 2 or not np.allclose(cost, cost[0], rtol=1e-9, atol=0.0):
+def _flat_cost_sentence(lines: list[pd.DataFrame], cost_col: str) -> str | None:
+    """The FPR figure's first sentence where every line drawn (``lines``, one frame each)
+    costs the same at each of its points (a sweep over ``router.confusion.fpr`` keeps its
+    fleet, which provisioned cost bills whoever serves a request): its "cost saved" lines are
+    flat at 0 %, and "each false positive saves money" would say the opposite (round 57).
+    Lines at different costs (a second axis that moves the fleet) are each checked alone
+    (review57c: they were pooled, and flat lines at two costs kept "saves money"). None where
+    the cost moves along a line."""
+    costs = [line[cost_col].dropna().to_numpy(float) for line in lines]
+    if sum(len(c) for c in costs) < 2 or any(
+            len(c) and not np.allclose(c, c[0], rtol=1e-9, atol=0.0) for c in costs):
         return None
+    low, high = min(c.min() for c in costs if len(c)), max(c.max() for c in costs if len(c))
     unit = "USD per 1M output tokens" if cost_col == "cost_per_1m_output_tokens" else "USD"
-    shown = f"{cost[0]:,.0f}" if abs(cost[0]) >= 1000 else f"{cost[0]:#.3g}".removesuffix(".")
+    drawn = pd.concat(lines)
     billed = (", and under provisioned cost it is paid whoever serves a request"
               if "cost_model" in drawn and (drawn["cost_model"] == "provisioned").all() else "")
-    return (f"The cost is the same at every point drawn ({shown} {unit}), so these false "
+    if np.isclose(low, high, rtol=1e-9, atol=0.0):
+        where = f"at every point drawn ({_cost_shown(low)} {unit})"
+    else:
+        where = (f"at every rate on each line drawn ({_cost_shown(low)} to {_cost_shown(high)} "
+                 f"{unit})")
+    return (f"The cost is the same {where}, so these false "
             f"positives save nothing and only lose accuracy: the fleet is kept at every "
             f"rate{billed}; to price a sloppier classifier, size a fleet at each rate with "
             f"tiersim plan (router.confusion set in the scenario).")
+
+
+def _cost_shown(cost: float) -> str:
+    """A cost as the FPR figure's flat-cost sentence writes it: three figures, whole above
+    1,000."""
+    return f"{cost:,.0f}" if abs(cost) >= 1000 else f"{cost:#.3g}".removesuffix(".")
 
 
 MISSED_NAME = "misses its SLOs or floor: saving not comparable"
