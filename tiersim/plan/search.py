@@ -68,11 +68,11 @@ def hopeless(history: list[float]) -> bool:
     return d1 <= FLAT * left and d2 <= FLAT * left
 
 
-#: The share of the remaining overshoot a doubling must close to count as progress.
 HOPELESS = "more replicas do not help"
 """How a sizing's reason starts where the p99 is set by what replicas cannot shorten (a step
 itself): the planner then names the larger GPU counts per replica it left out (round 57)."""
 
+#: The share of the remaining overshoot a doubling must close to count as progress.
 FLAT = 0.02
 
 
