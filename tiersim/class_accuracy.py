@@ -1,7 +1,8 @@
 """Accuracy per difficulty class of one run (a summary's ``accuracy_by_class``).
 
 A request's class is its ``difficulty_class`` (drawn by the ``two_type`` and ``three_type``
-workloads: :func:`tiersim.routing.accuracy.prepare_workload`). Each class's accuracy is the
+workloads, or the trace's own where it gives ``correct_<tier>`` labels:
+:func:`tiersim.routing.accuracy.prepare_workload`). Each class's accuracy is the
 run's per-request accuracy (the final tier's correctness on the run's basis, expected or
 realised, a dropped request scored 0: :func:`tiersim.routing.metrics.score`) averaged over the
 class's requests; each uniform fleet's is its tier's correctness on the same basis over them

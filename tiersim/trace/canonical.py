@@ -3,11 +3,12 @@ writing it to Parquet.
 
 Core columns: ``request_id`` int64, ``arrival_s`` float64 (non-decreasing), ``input_tokens`` and
 ``output_tokens`` int32 > 0. Optional: ``session_id`` int64, ``step`` int32, ``task_type``
-category, ``prefix_hashes`` list of int64 (in every row, ``[]`` for none; in CSV written as
-``[1, 2, 3]``), ``difficulty`` float32 in [0, 1], ``correct_<tier>`` float32 in [0, 1]
-(true/false read as 1/0), ``feat_*`` numeric within +-1e15, ``prompt`` text (missing: none; a
-dictionary-encoded Parquet column: category), ``prompt_hash`` (in every row). A missing hash
-list, id or prompt hash is refused alike from Parquet, CSV and JSON lines.
+category, ``difficulty_class`` category (text, missing: none), ``prefix_hashes`` list of int64
+(in every row, ``[]`` for none; in CSV written as ``[1, 2, 3]``), ``difficulty`` float32 in
+[0, 1], ``correct_<tier>`` float32 in [0, 1] (true/false read as 1/0), ``feat_*`` numeric
+within +-1e15, ``prompt`` text (missing: none; a dictionary-encoded Parquet column: category),
+``prompt_hash`` (in every row). A missing hash list, id or prompt hash is refused alike from
+Parquet, CSV and JSON lines.
 Other columns pass through unchanged, with a note naming them (and the canonical name each is
 close to: ``sesion_id`` (session_id?)), as nothing reads them; a run and ``tiersim trace
 inspect`` (``keep`` of :func:`tiersim.trace.loader.read_trace`) read a CSV's as categories and
@@ -33,7 +34,7 @@ from tiersim.trace import checks
 from tiersim.trace.filecheck import Source
 from tiersim.trace.trace_columns import CORE, NAMED
 
-BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject")
+BY_VALUE = ("session_id", "prompt", "task_type", "step_type", "subject", "difficulty_class")
 """Text columns checked by their distinct values when read as categories (:func:`by_value`),
 so read from Parquet as categories (:func:`tiersim.trace.read_parquet.text_as_categories`)."""
 PREFIXES = ("correct_", "p_correct_", "feat_")
@@ -335,6 +336,8 @@ def _optional(s: pd.Series, name: str, src: Source):
         return by_value(s, src, _step_types)
     if name == "subject":  # the classifier's one-hot label (it crashed on undecodable bytes)
         return by_value(s, src, _subjects)
+    if name == "difficulty_class":  # accuracy by class, the closed form's p (with labels)
+        return by_value(s, src, _difficulty_classes)
     if name == "prefix_hashes":
         return _prefix_hashes(s, src)
     if name == "difficulty" or name.startswith(("correct_", "p_correct_")):
@@ -424,6 +427,63 @@ def _subjects(s: pd.Series, src: Source) -> np.ndarray:
     one_value_each(s, src, "subject", "row's subject")
     _printable_labels(s, src, "subject")
     return s.to_numpy()
+
+
+MAX_CLASS_CHARS = 100
+"""Longest ``difficulty_class`` name (characters): each class names a row of the console's
+and report's accuracy table and a key of summary.json's ``accuracy_by_class`` (a sweep's
+column ``accuracy_by_class.<class>.accuracy``)."""
+
+
+def _difficulty_classes(s: pd.Series, src: Source) -> pd.Categorical:
+    """Each request's difficulty class (``easy``, ``hard``, or any other name), read where the
+    trace gives ``correct_<tier>`` labels (:func:`tiersim.routing.accuracy.prepare_workload`):
+    one printable text of at most :data:`MAX_CLASS_CHARS` characters per row, spaces around it
+    dropped, or missing (an empty cell: the request has no class, counted as
+    ``unclassified``). A CSV cell is text as the file writes it (a column of whole numbers
+    reads ``1``, not ``1.0``); in JSON lines or Parquet, which type their cells, a number or
+    true/false is refused, as it is no class name."""
+    column = "difficulty_class"
+    one_value_each(s, src, column, "row's class name")
+    if src.typed:
+        _text_cells(s, src, column)
+    cells = _whole_as_written(s).astype(object).to_numpy()
+    names = [_class_name(cell) for cell in cells]
+    text = pd.Series(names, dtype=object)
+    _printable_labels(text, src, column)
+    i = checks.first_true(text.map(lambda v: v is not None and len(v) > MAX_CLASS_CHARS)
+                          .to_numpy(dtype=bool))
+    if i is not None:
+        raise src.error(f"difficulty_class is {len(names[i]):,} characters long, over the "
+                        f"{MAX_CLASS_CHARS} a class name may have (it names a row of the "
+                        "accuracy-by-class table); shorten it", i, column)
+    return pd.Categorical(names)
+
+
+def _class_name(cell) -> str | None:
+    """A difficulty class cell as its name: text (bytes decoded) without the spaces around
+    it; None for a missing or blank cell."""
+    if cell is None or cell is pd.NA or (isinstance(cell, float) and np.isnan(cell)):
+        return None
+    if isinstance(cell, bytes | bytearray):  # UTF-8, checked by one_value_each
+        cell = bytes(cell).decode("utf-8")
+    text = str(cell).strip()
+    return text or None
+
+
+def _text_cells(s: pd.Series, src: Source, column: str) -> None:
+    """Refuse a number or true/false cell of ``column`` in a file that types its cells (JSON
+    lines, Parquet): a class is named in text."""
+    if pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty", "bytes"):
+        return
+    i = checks.first_true(s.map(lambda v: isinstance(v, bool | np.bool_ | int | float
+                                                     | np.integer | np.floating)
+                                and not (isinstance(v, float | np.floating) and np.isnan(v)))
+                          .to_numpy(dtype=bool))
+    if i is not None:
+        raise src.error(f"{column} must be text, a class name such as easy or hard (got "
+                        f"{_not_text(s.iloc[i])}); write the class name as a string, or leave "
+                        "the cell empty", i, column)
 
 
 def _task_type(s: pd.Series, src: Source) -> pd.Categorical:

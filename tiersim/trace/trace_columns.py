@@ -12,7 +12,7 @@ from __future__ import annotations
 
 CORE = ("request_id", "arrival_s", "input_tokens", "output_tokens")
 NAMED = ("session_id", "step", "parent", "step_type", "tool_s", "spec_acceptance", "task_type",
-         "prefix_hashes", "difficulty", "prompt", "prompt_hash")
+         "prefix_hashes", "difficulty", "difficulty_class", "prompt", "prompt_hash")
 """Optional columns read by their exact name (here, by the sessions or by the router);
 ``correct_<tier>``, ``p_correct_<tier>`` and ``feat_*`` are read by their prefix."""
 
