@@ -16,8 +16,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from tiersim.errors import TraceError
+from tiersim.errors import Note, TraceError
 from tiersim.paths import bundled
+from tiersim.routing.accuracy import prepare_workload
+from tiersim.routing.types import TierInfo
 from tiersim.trace.loader import read_trace
 
 BASE = {"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [10, 20, 30], "output_tokens": [5, 5, 5]}
@@ -116,6 +118,57 @@ def test_a_list_cell_is_refused(tmp_path):
     with pytest.raises(TraceError) as err:
         read_trace(path)
     assert "difficulty_class must be one number or text per row" in str(err.value)
+
+
+TIERS = [TierInfo(name="w4a16", cost_weight=1.0), TierInfo(name="bf16", cost_weight=2.0)]
+
+
+def test_without_labels_the_drawn_classes_replace_the_traces_with_a_note():
+    from tiersim.routing.config import WorkloadQualityConfig
+
+    df = pd.DataFrame({**BASE, "difficulty_class": pd.Categorical(["odd", "odd", None])})
+    with pytest.warns(Note) as notes:
+        out = prepare_workload(df, TIERS, WorkloadQualityConfig(), np.random.default_rng(0))
+    texts = [str(n.message) for n in notes if "difficulty_class" in str(n.message)]
+    assert texts == [
+        "scenario: the trace's difficulty_class column is not used: without correct_<tier> "
+        "labels, each request's class is drawn from workload.difficulty instead "
+        "(accuracy_by_class and the closed form's p read those); give every tier's "
+        "correct_<tier> labels in the trace to keep its classes"
+    ]
+    assert set(out.df["difficulty_class"].dropna()) <= {"easy", "hard", "hopeless"}
+
+
+def test_a_traces_difficulty_column_replaces_its_classes_with_none_and_says_so():
+    from tiersim.routing.config import WorkloadQualityConfig
+
+    df = pd.DataFrame({**BASE, "difficulty": [0.1, 0.5, 0.9], "difficulty_class": "hard"})
+    with pytest.warns(Note) as notes:
+        prepare_workload(df, TIERS, WorkloadQualityConfig(), np.random.default_rng(0))
+    texts = [str(n.message) for n in notes if "difficulty_class" in str(n.message)]
+    assert texts == [
+        "scenario: the trace's difficulty_class column is not used: without correct_<tier> "
+        "labels, the trace's difficulty column gives every request's difficulty, read as "
+        "continuous, with no class (accuracy_by_class and the closed form's p read those); "
+        "give every tier's correct_<tier> labels in the trace to keep its classes"
+    ]
+
+
+def test_with_labels_the_traces_classes_are_kept_without_a_note():
+    from tiersim.routing.config import WorkloadQualityConfig
+
+    df = pd.DataFrame(
+        {
+            **BASE,
+            "correct_w4a16": 1.0,
+            "correct_bf16": 1.0,
+            "difficulty_class": pd.Categorical(["odd", "odd", None]),
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = prepare_workload(df, TIERS, WorkloadQualityConfig(), np.random.default_rng(0))
+    assert out.df["difficulty_class"].astype(object).tolist()[:2] == ["odd", "odd"]
 
 
 def labelled_trace(n: int = 400) -> pd.DataFrame:

@@ -326,6 +326,25 @@ def _note_replaced_draw_keys(cfg: DifficultyConfig, source: str) -> None:
                       stacklevel=3)
 
 
+def _note_replaced_classes(df: pd.DataFrame, source: str) -> None:
+    """A note when the trace's own ``difficulty_class`` column (any class given) is replaced,
+    as the trace has no ``correct_<tier>`` labels: by the classes workload.difficulty draws,
+    or by none where the trace's ``difficulty`` column gives every request's difficulty
+    (continuous, no class). Replaced silently, a trace's classes vanished from
+    ``accuracy_by_class`` and the closed form's ``p`` without a word."""
+    if "difficulty_class" not in df or not df["difficulty_class"].notna().any():
+        return
+    if "difficulty" in df and df["difficulty"].notna().all():
+        instead = ("the trace's difficulty column gives every request's difficulty, read as "
+                   "continuous, with no class")
+    else:
+        instead = "each request's class is drawn from workload.difficulty instead"
+    warnings.warn(f"{source}: the trace's difficulty_class column is not used: without "
+                  f"correct_<tier> labels, {instead} (accuracy_by_class and the closed form's "
+                  "p read those); give every tier's correct_<tier> labels in the trace to "
+                  "keep its classes", Note, stacklevel=3)
+
+
 def _note_unread_hopeless(tiers: list[TierInfo], cfg: DifficultyConfig, source: str) -> None:
     """A note for an accuracy table's ``hopeless`` entry beside ``kind: two_type``, which
     draws no hopeless request (only three_type does), so the entry changes nothing."""
@@ -390,9 +409,11 @@ def prepare_workload(
     tier's accuracy came from.
 
     A trace that already has the labels is returned unchanged (a copy), every tier's source
-    "labels". Otherwise difficulty is drawn (or read from a ``difficulty`` column) and per-tier
-    expected and realised correctness are added, with ``difficulty`` and ``difficulty_class``;
-    each tier's source is "scenario" or "prior".
+    "labels" (its own ``difficulty_class`` column, if any, gives the classes). Otherwise
+    difficulty is drawn (or read from a ``difficulty`` column) and per-tier expected and
+    realised correctness are added, with ``difficulty`` and ``difficulty_class`` (a trace's
+    own class column replaced, with a note: :func:`_note_replaced_classes`); each tier's
+    source is "scenario" or "prior".
     """
     cfg = _difficulty_cfg(workload_cfg)
     out = df.copy(deep=False)  # copy-on-write: new columns never reach ``df``, none is copied
@@ -414,6 +435,7 @@ def prepare_workload(
     else:
         _note_replaced_draw_keys(cfg, source)
     _note_unread_accuracy_keys(tiers, cfg, source)
+    _note_replaced_classes(df, source)
     diff = _read_or_draw(df, cfg, rng)
     expected, labels = expected_correctness(diff, tiers, cfg, source)
     realised = (rng.random(len(df))[:, None] < expected).astype(np.float32)
