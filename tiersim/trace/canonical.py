@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tiersim.atomic import write_with_atomic
-from tiersim.errors import TraceError, unprintable, unprintable_words
+from tiersim.errors import TraceError, shown, unprintable, unprintable_words
 from tiersim.trace import checks
 from tiersim.trace.filecheck import Source
 from tiersim.trace.trace_columns import CORE, NAMED
@@ -457,7 +457,29 @@ def _difficulty_classes(s: pd.Series, src: Source) -> pd.Categorical:
         raise src.error(f"difficulty_class is {len(names[i]):,} characters long, over the "
                         f"{MAX_CLASS_CHARS} a class name may have (it names a row of the "
                         "accuracy-by-class table); shorten it", i, column)
+    _few_classes(names, src)
     return pd.Categorical(names)
+
+
+MAX_CLASSES = 64
+"""Distinct difficulty classes a trace may name: each is a row of the accuracy-by-class table
+and a key of summary.json's ``accuracy_by_class`` (a column of a million distinct names made
+a summary and a report of a million rows)."""
+
+
+def _few_classes(names: list[str | None], src: Source) -> None:
+    """Refuse a ``difficulty_class`` column of more than :data:`MAX_CLASSES` distinct names,
+    at the row of the first name past them."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        if len(seen) > MAX_CLASSES:
+            raise src.error(f"difficulty_class names more than {MAX_CLASSES} classes (this row's "
+                            f"{shown(name)} is class {MAX_CLASSES + 1}); a class is a row "
+                            "of the accuracy-by-class table: group the requests into a few "
+                            "classes (easy, hard, ...)", i, "difficulty_class")
 
 
 def _class_name(cell) -> str | None:
