@@ -101,7 +101,7 @@ class FeasibilityChecks:
         return "".join(f"; not on {_per_replica([g])}: {why}"
                        for g, why in self.refused.get(name, {}).items())
 
-    def _and_unasked(self, name: str, reason: str) -> str:
+    def _and_unasked(self, name: str, reason: str, named: bool = False) -> str:
         """"; not considered: G GPUs per replica, which fit (...)" for the counts of the default
         sizing (:data:`tiersim.limits.SIZED_GPUS_PER_REPLICA`) above every count tried for tier
         ``name`` that ``--gpus-per-replica`` or ``limits.gpus_per_replica`` left out and the
@@ -110,7 +110,8 @@ class FeasibilityChecks:
         and "tried fp8 on 2 GPUs per replica" alone did not say 4 and 8 were never asked
         (round 57: Llama-3.1-70B on Mooncake's trace, p99 TTFT 5.70 s at TP2, met at TP8,
         modelled). A reason that already names the fix (requests over the KV cache) or a
-        replica limit that stopped the search is left as it was."""
+        replica limit that stopped the search is left as it was. ``named``: "not considered
+        for fp8: ..." (in a design of several tiers, where the clause follows them all)."""
         if HOPELESS not in (reason or ""):
             return ""
         top = max(self.gpus.get(name) or [0])
@@ -118,7 +119,8 @@ class FeasibilityChecks:
                    if g > top and g not in self.gpu_options and self.evaluator.fits(name, g)]
         if not unasked:
             return ""
-        return (f"; not considered: {_per_replica(unasked)}, which fit (add them to "
+        which = f" for {name}" if named else ""
+        return (f"; not considered{which}: {_per_replica(unasked)}, which fit (add them to "
                 "--gpus-per-replica or limits.gpus_per_replica)")
 
     def _split_refusal(self, name: str) -> str:

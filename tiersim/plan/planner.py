@@ -470,8 +470,11 @@ class Planner(PlanAssembly, FeasibilityChecks):
             bump = [n for n in violators if level[n] + 1 < len(self.gpus[n])] if escalate else []
             if not bump:
                 gpus = "; ".join(f"{n} on {_per_replica(g)}{self._and_refused(n)}"
-                                 f"{self._and_unasked(n, sizing.reason)}"
                                  for n, g in tried.items())
+                # the counts left out, after every tier tried and each naming its tier, for
+                # the tiers that miss alone: one that meets its limits needs no larger count
+                gpus += "".join(self._and_unasked(n, sizing.reason, named=len(tried) > 1)
+                                for n in tried if n in violators)
                 where = f"; tried {gpus}" if escalate else ""
                 larger = self._over_kv(design) if last.dropped else []
                 if larger:  # dropped whatever the replica count: no p99 is to blame
