@@ -177,7 +177,10 @@ def test_the_report_has_the_class_table(tiny):
     _, out = tiny
     page = (out / "report.html").read_text()
     assert "<h3>Accuracy by difficulty class</h3>" in page
-    assert "<th>routed (this run)</th><th>95% interval</th><th>all w4a16</th>" in page
+    assert (
+        "<th>routed (this run)</th><th>95% interval of the mean expected value</th>"
+        "<th>all w4a16</th>"
+    ) in page
 
 
 def test_the_summary_reads_back_with_and_without_the_key(tiny):
