@@ -484,8 +484,15 @@ E2E_SLO_WORDS = ("scenario (slo.e2e_p99_s): the limit on the fleet's p99 end-to-
 
 SESSION_SLO_WORDS = ("scenario (slo.session_p99_s): the limit on the p99 over agent tasks of a "
                      "task's latency, first step's arrival to last step's finish (the agentic "
-                     "table's task latency p99)")
+                     "table's task latency p99); not counted in SLO attainment, which is per "
+                     "request")
 """Where the task SLO row of a run's headline (console and report) comes from."""
+
+
+def slo_attainment_label(slo_session_p99_s: float | None) -> str:
+    """The headline's SLO attainment row name: "(per request)" where a task latency SLO is set,
+    which the share does not count, so a fleet over that SLO does not read 100 % as meeting it."""
+    return "SLO attainment" if slo_session_p99_s is None else "SLO attainment (per request)"
 
 
 def _run_from(data: dict) -> RunResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tiersim.results import figure_text, tier_slo_notes
+from tiersim.results import figure_text, slo_attainment_label, tier_slo_notes
 from tiersim.results_figures import p99_words as p99_words  # tests import it from here
 
 if TYPE_CHECKING:
@@ -107,7 +107,8 @@ def headline_table(r: RunResult):
             ("end-to-end p99 SLO", fmt(r.slo_e2e_p99_s, " s"), E2E_SLO_WORDS)]),
         *([] if r.slo_session_p99_s is None else [
             ("task latency p99 SLO", fmt(r.slo_session_p99_s, " s"), SESSION_SLO_WORDS)]),
-        (f"SLO attainment{scope}", fmt(r.slo_attainment, " %", 100), latency),
+        (f"{slo_attainment_label(r.slo_session_p99_s)}{scope}", fmt(r.slo_attainment, " %", 100),
+         latency),
         (f"throughput{scope}", fmt(r.throughput_tok_s, " output tok/s"), latency),
         (f"cost ({r.cost_model})", fmt(r.cost_usd, " USD"), cost),
         ("attributed (busy GPU time only)", fmt(r.attributed_cost_usd, " USD"),

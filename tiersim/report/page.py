@@ -63,6 +63,7 @@ from tiersim.results import (
     saving_without_share,
     share_digits,
     share_text,
+    slo_attainment_label,
     source_words,
     split_words,
     tier_slo_notes,
@@ -363,7 +364,8 @@ def run_headline(run: RunResult) -> str:
             ("TTFT p50", run.ttft_p50_s, "s"), ("TTFT p99", run.ttft_p99_s, "s"),
             ("TPOT p50", run.tpot_p50_s, "s"), ("TPOT p99", run.tpot_p99_s, "s"),
             ("end-to-end p99", run.e2e_p99_s, "s"),
-            ("SLO attainment", to_figures(run.slo_attainment, SIG_FIGURES), "fraction"),
+            (slo_attainment_label(run.slo_session_p99_s),
+             to_figures(run.slo_attainment, SIG_FIGURES), "fraction"),
             ("throughput", run.throughput_tok_s, "output tokens/s"))),
         *([] if run.slo_e2e_p99_s is None else [  # a limit of the scenario's, as the console
             ["end-to-end p99 SLO", run.slo_e2e_p99_s, "s", E2E_SLO_WORDS]]),
