@@ -709,6 +709,9 @@ def sweep_column_names(data: ReportData, sweep: pd.DataFrame) -> dict[str, str]:
              "accuracy": _accuracy_name(data, sweep),
              "slo_attainment": "SLO attainment (fraction)",
              "router.silent_failure_rate": "silent failure rate (fraction)"}
+    task_slo = sweep.get("slo_session_p99_s")
+    if task_slo is not None and pd.to_numeric(task_slo, errors="coerce").notna().any():
+        names["slo_attainment"] = "SLO attainment (fraction, per request)"  # not the task SLO
     for cost in COST_AXES:
         if cost in sweep:
             names[cost] = _cost_axis(cost, [ledger for ledger, _ in _by_ledger(sweep, cost)])

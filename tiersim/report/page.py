@@ -807,6 +807,8 @@ def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
     metrics += [m for m in SWEEP_ROUTER_METRICS if m in sweep and _has_rate(sweep[m], m)]
     hits = _prefix_hit_columns(sweep)
     metrics += list(hits)
+    agent = {**_share_columns(sweep), **_session_columns(sweep)}
+    metrics += list(agent)
     hourly = _provisioned(sweep)
     if hourly is not None and "cost_usd" in metrics:  # the USD/hour beside the cost over the
         # run, as run and plan give it
@@ -821,13 +823,13 @@ def sweep_headline(data: ReportData, limit: int = POINTS_IN_REPORT) -> str:
     for axis in (a for a in data.sweep_axes if a in shown):
         shown[axis] = [_axis_cell(v) for v in shown[axis]]
     for col, count in (("accuracy", 4),
-                       *((c, SIG_FIGURES) for c in (*SWEEP_FRACTIONS, *hits))):
+                       *((c, SIG_FIGURES) for c in (*SWEEP_FRACTIONS, *hits, *agent))):
         if col in shown and col not in data.sweep_axes:  # the accuracy to 4 figures, as a
             # run's is printed; a fraction that is not 1 never as 1 (to_figures: an SLO
             # attainment of 0.9996 read 1.00); an axis (router.fpr) as its cells show it
             shown[col] = pd.Series([to_figures(v, count) for v in shown[col]],
                                    index=shown.index, dtype=object)
-    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits,
+    names = {**SWEEP_ROUTER_METRICS, **sweep_column_names(data, sweep), **hits, **agent,
              "cost_per_hour_usd": HOURLY_NAME}
     verdicts = point_verdicts(sweep.head(limit))
     for name, cells in verdicts.items():  # before status and error
@@ -1000,6 +1002,30 @@ def _prefix_hit_columns(sweep: pd.DataFrame) -> dict[str, str]:
             if bound in sweep:
                 names[bound] = f"unbounded-cache bound, {tier} (fraction)"
     return names
+
+
+def _share_columns(sweep: pd.DataFrame) -> dict[str, str]:
+    """Each tier's share of the requests, named, where the sweep has more than one tier: a
+    sweep of a router's threshold or FPR moved the cheap tier's share, and the Points table
+    showed neither it nor the task figures it moves (they were in ``sweep.parquet`` only)."""
+    cols = [c for c in sweep.columns if c.startswith("tiers.") and c.endswith(".share")
+            and c.count(".") == 2 and pd.to_numeric(sweep[c], errors="coerce").notna().any()]
+    if len(cols) < 2:
+        return {}
+    return {c: f"share of requests, {c[len('tiers.'):-len('.share')]} (fraction)" for c in cols}
+
+
+SESSION_COLUMNS = {"sessions.task_success": "task success (fraction; product of step "
+                                            "correctness)",
+                   "sessions.task_latency_p99_s": "task latency p99 (s)",
+                   "sessions.cost_per_task_usd": "cost per task (USD)"}
+"""The per-task figures of agent sessions the Points table shows where a point has them."""
+
+
+def _session_columns(sweep: pd.DataFrame) -> dict[str, str]:
+    """:data:`SESSION_COLUMNS` that some point of the sweep has a number in."""
+    return {c: name for c, name in SESSION_COLUMNS.items()
+            if c in sweep and pd.to_numeric(sweep[c], errors="coerce").notna().any()}
 
 
 def _has_rate(column: pd.Series, name: str) -> bool:
