@@ -602,13 +602,15 @@ class AssembledStepModel:
         and leave the memo to steps of several chunks. ``0 + attn`` is ``attn`` (the
         ``sum`` of one float), so the float is the same to the bit.
         """
+        linear = self._linear_time(seqs + chunk[0])  # first, as _mixed_prefill asks: the
+        # order a step model first reads its tables is the order a profile import writes them
         attn = self._chunk_cache.get(chunk)
         if attn is None:
             attn = self._attn_prefill(*chunk)
             if len(self._chunk_cache) >= _CACHE_LIMIT:
                 self._chunk_cache.clear()
             self._chunk_cache[chunk] = attn
-        return self._linear_time(seqs + chunk[0]) + attn
+        return linear + attn
 
     def _several_chunks(self, shape_chunks, seqs: int) -> float:
         """:meth:`_mixed_prefill` of several chunks, remembered by ``(chunks, seqs)``."""
