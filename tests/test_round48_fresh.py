@@ -142,7 +142,8 @@ def test_a_tier_of_its_own_config_path_is_named_by_its_folder_in_the_tier_tables
         ["Llama-3.1-8B", "nvidia--Llama-3.1-70B_config", "Qwen3-8B", "Qwen3-8B"]
 
 
-def test_a_missed_slo_is_printed_at_the_digits_that_show_the_miss(tmp_path, capsys):
+def test_a_missed_slo_is_printed_at_the_digits_that_show_the_miss(tmp_path, capsys,
+                                                                  monkeypatch):
     """A planner's fleet that missed its SLOs read "not comparable: this fleet misses its SLOs
     (TTFT p99 2.151577072 s over its 2 s; TPOT p99 0.2050218332 s over its 0.1 s)", ten digits
     where `tiersim plan` prints the same miss as "ttft_p99_s 2.15 vs limit 2". The p99 is now
@@ -156,6 +157,10 @@ def test_a_missed_slo_is_printed_at_the_digits_that_show_the_miss(tmp_path, caps
                     "slo: {ttft_p99_s: 0.2, tpot_p99_s: 0.01}\n")
     out = tmp_path / "o"
     capsys.readouterr()
+    # wide enough that no cell wraps: a wrapped row's cells interleave on the joined lines (the
+    # accuracy-by-class row of round 57 widened the first column, so "bf16" of its label fell
+    # inside these words)
+    monkeypatch.setenv("COLUMNS", "300")
     assert main(["run", str(path), "--no-baselines", "--out", str(out)]) == 0
     console = " ".join(capsys.readouterr().out.replace("│", " ").split())
     summary = json.loads((out / "summary.json").read_text())

@@ -34,7 +34,7 @@ TIERS = {
 def test_a_tiers_own_p99s_are_named_under_tier_scope():
     row = {**FLEET, **TIERS, "slo_scope": "tier"}
     assert slo_cell(False, row) == (
-        "no (tier fp8's TTFT p99 3.63 s over its 2 s; tier bf16's TPOT p99 0.12 s over its 0.1 s)"
+        "no (tier fp8's TTFT p99 3.63 s over its 2 s; tier bf16's TPOT p99 0.120 s over its 0.1 s)"
     )
 
 
@@ -58,8 +58,8 @@ def test_every_miss_in_the_runs_order():
         "slo_session_p99_s": 60.0,
     }
     assert slo_cell(False, row) == (
-        "no (TTFT p99 2.5 s over its 2 s; tier fp8's TTFT p99 3.63 s over its 2 s; tier "
-        "bf16's TPOT p99 0.12 s over its 0.1 s; task latency p99 80.1 s over its 60 s; 3 "
+        "no (TTFT p99 2.50 s over its 2 s; tier fp8's TTFT p99 3.63 s over its 2 s; tier "
+        "bf16's TPOT p99 0.120 s over its 0.1 s; task latency p99 80.1 s over its 60 s; 3 "
         "requests dropped)"
     )
 
@@ -79,7 +79,7 @@ def test_the_console_reads_the_tier_columns(tmp_path):
     lines = verdict_lines(tmp_path, ["seed"], report=False)
     assert lines[1] == (
         "  seed 0: meets SLOs: no (tier fp8's TTFT p99 3.63 s over its 2 s; "
-        "tier bf16's TPOT p99 0.12 s over its 0.1 s)"
+        "tier bf16's TPOT p99 0.120 s over its 0.1 s)"
     )
 
 

@@ -63,6 +63,7 @@ from tiersim.results_figures import (  # noqa: F401 - re-exported
     digits_apart,
     dumps,
     figure_text,
+    missed_figure,
     over_digits,
     p99_words,
     percent_text,
@@ -397,7 +398,7 @@ class RunResult:
         """(what, the figures that missed it) for the SLOs and the accuracy floor."""
         held = [("", self), *((f"tier {t.name}'s ", t) for t in self.tiers
                               if self.slo_scope == "tier")]
-        slo = [f"{whose}{name} p99 {p99:.{over_digits(p99, limit, 3)}g} s over its "
+        slo = [f"{whose}{name} p99 {missed_figure(p99, limit)} s over its "
                f"{limit:.10g} s"
                for whose, r in held
                for name, p99, limit in (("TTFT", r.ttft_p99_s, self.slo_ttft_p99_s),
@@ -407,7 +408,7 @@ class RunResult:
         task = None if self.sessions is None else self.sessions.task_latency_p99_s
         limit = self.slo_session_p99_s
         if not (limit is None or task is None or within_limit(task, limit)):
-            slo.append(f"task latency p99 {task:.{over_digits(task, limit, 3)}g} s over its "
+            slo.append(f"task latency p99 {missed_figure(task, limit)} s over its "
                        f"{limit:.10g} s")
         if self.dropped:
             slo.append(f"{self.dropped:,} request{'s' if self.dropped != 1 else ''} dropped")

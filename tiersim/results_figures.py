@@ -105,6 +105,14 @@ def over_digits(value: float, limit: float, digits: int) -> int:
     return digits_apart(value, limit, digits)
 
 
+def missed_figure(value: float, limit: float) -> str:
+    """A p99 ``value`` over its ``limit`` as the words of what a fleet missed print it: 3
+    significant figures, or more where 3 print it as the limit (:func:`over_digits`), trailing
+    zeros kept as every console figure keeps them (:func:`figure_text`). Before, "task latency
+    p99 68 s over its 60 s" read beside "68.0" in the agentic table (fresh57b, review57)."""
+    return figure_text(value, digits=over_digits(value, limit, 3))
+
+
 def digits_apart(a: float, b: float, digits: int) -> int:
     """Significant digits to print two different numbers with so that they read apart:
     ``digits``, or more where ``digits`` print them alike; at most :data:`SIG_DIGITS`."""

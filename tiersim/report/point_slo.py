@@ -8,7 +8,7 @@ named too, as the run names them."""
 
 from __future__ import annotations
 
-from tiersim.results_figures import over_digits, within_limit
+from tiersim.results_figures import missed_figure, within_limit
 
 SLO_COLUMNS = (
     "ttft_p99_s",
@@ -59,7 +59,7 @@ def _p99s_over(row: dict, whose: str = "", prefix: str = "") -> list[str]:
         p99, limit = _number(row.get(prefix + column)), _number(row.get(slo))
         if p99 is None or limit is None or within_limit(p99, limit):
             continue
-        out.append(f"{whose}{name} p99 {p99:.{over_digits(p99, limit, 3)}g} s over its "
+        out.append(f"{whose}{name} p99 {missed_figure(p99, limit)} s over its "
                    f"{limit:.10g} s")
     return out
 
@@ -79,7 +79,7 @@ def _task_over(row: dict) -> list[str]:
     limit = _number(row.get("slo_session_p99_s"))
     if p99 is None or limit is None or within_limit(p99, limit):
         return []
-    return [f"task latency p99 {p99:.{over_digits(p99, limit, 3)}g} s over its {limit:.10g} s"]
+    return [f"task latency p99 {missed_figure(p99, limit)} s over its {limit:.10g} s"]
 
 
 def _dropped(row: dict) -> list[str]:
