@@ -48,6 +48,11 @@ class UniformBaseline:
     the SLOs, for an estimate, or in a summary written before them); ``e2e_p99_s`` its
     end-to-end p99, given only where the scenario sets ``slo.e2e_p99_s``, and
     ``session_p99_s`` its task latency p99 only where it sets ``slo.session_p99_s``.
+    ``task_success``: where the run has agent sessions, the fleet's task success (mean over
+    tasks of the product of their steps' correctness, on the run's accuracy basis, as
+    ``sessions.task_success``): a simulated fleet's from its tier's correctness (its own run's
+    where it drops requests), an estimate's from each step's correctness on the tier (absent
+    from the JSON without sessions, or in a summary written before it).
     """
 
     tier: str
@@ -65,13 +70,15 @@ class UniformBaseline:
     tpot_p99_s: float | None = None
     e2e_p99_s: float | None = None  # only where the run holds an end-to-end limit
     session_p99_s: float | None = None  # only where the run holds a task limit
+    task_success: float | None = None  # only where the run has agent sessions
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON fields (the tier is the key it sits under in ``savings.uniform``)."""
         out = _fields(self)
         out.pop("tier")
         for key in ("prefill_replicas", "infeasible", "cost_per_hour_usd", "accuracy_source",
-                    "techniques", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s"):
+                    "techniques", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "session_p99_s",
+                    "task_success"):
             if out[key] is None:
                 out.pop(key)
         return out
@@ -268,6 +275,11 @@ SIMULATED_WORDS = "uniform fleets simulated"
 """Where a simulated saving's baseline comes from, in the words ``tiersim run``'s source column
 gives it and a sweep point's saving carries after it (an estimated one carries
 :func:`estimate_label`'s)."""
+
+TASK_SUCCESS_COLUMN = "task success"
+"""The uniform-fleets tables' column (console and report), where the run has agent sessions, of
+each fleet's task success (``savings.uniform.<tier>.task_success``; the routed fleet's is the
+run's own ``sessions.task_success``)."""
 
 
 def estimate_label(estimated: bool, priced_per_request: bool) -> str | None:

@@ -52,6 +52,7 @@ from tiersim.routing import TierInfo
 from tiersim.routing import savings as routing_savings
 from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.metrics import STATIC_SPLIT_FIELDS, static_split_saving
+from tiersim.session_metrics import task_success
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +80,7 @@ class UniformRun:
     duration_s: float | None = None  # how long it is paid for (as ``cost_usd``)
     techniques: str | None = None  # the tier's serving techniques it keeps (spec decode k=3)
     session_p99_s: float | None = None  # its task latency p99, where slo.session_p99_s is set
+    task_success: float | None = None  # its agent tasks' success (None: no sessions)
 
 
 def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
@@ -110,6 +112,7 @@ def sized_uniform_runs(scenario, source: str, fleet: Fleet, df: pd.DataFrame,
             cost_usd=stretched_cost(scenario.cost_model, o, end_s) if met else None,
             attributed_cost_usd=o.attributed_cost_usd if met else None,
             accuracy=o.accuracy if o is not None else evaluator.routing(sized.design)[2],
+            task_success=o.task_success if o is not None else None,  # same_basis: unsized
             dropped=o.dropped if o is not None else 0,
             ttft_p99_s=o.ttft_p99_s if o else None, tpot_p99_s=o.tpot_p99_s if o else None,
             # kept where it is held (slo.e2e_p99_s set): summary.json gives it only then
@@ -213,17 +216,20 @@ def _baseline(u: UniformRun) -> UniformBaseline:
             "session_p99_s": u.session_p99_s} if u.infeasible is None else {}
     return UniformBaseline(tier=u.tier, accuracy=_known(u.accuracy), cost_usd=u.cost_usd,
                            slo_met=u.slo_met, infeasible=u.infeasible,
+                           task_success=_known(u.task_success),
                            cost_per_hour_usd=u.cost_per_hour_usd, techniques=u.techniques,
                            **size)
 
 
 def same_basis(uniform: list[UniformRun], df: pd.DataFrame, infos: list[TierInfo],
                basis: str) -> list[UniformRun]:
-    """Uniform fleets' accuracy scored on the run's basis (expected or realised), so the
-    floor and the static split compare like with like (a sized fleet drops nothing)."""
+    """Uniform fleets' accuracy and task success scored on the run's basis (expected or
+    realised), so the floor, the static split and the routed fleet's task success compare like
+    with like (a sized fleet drops nothing); a fleet that drops keeps its own run's."""
     matrix = expected_matrix(df, infos, basis)
     index = {t.name: k for k, t in enumerate(infos)}
-    return [dataclasses.replace(u, accuracy=float(matrix[:, index[u.tier]].mean()))
+    return [dataclasses.replace(u, accuracy=float(matrix[:, index[u.tier]].mean()),
+                                task_success=task_success(df, matrix[:, index[u.tier]]))
             if u.dropped == 0 else u for u in uniform]
 
 
@@ -283,9 +289,10 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
                           uniform_costs=uniform, dropped=result.dropped, basis=basis,
                           unservable=longer)
     ledger = "fixed_per_request" if exact else "attributed"
+    tasks = uniform_task_success(df, infos, basis, longer)
     baselines = tuple(UniformBaseline(tier=name, accuracy=_known(v["accuracy"]),
                                       cost_usd=v["cost_usd"],
-                                      infeasible=why.get(name))
+                                      infeasible=why.get(name), task_success=tasks.get(name))
                       for name, v in out["uniform"].items())
     return SavingsResult(
         method="estimated", cost_model=ledger, routed_cost_usd=out["routed_cost_usd"],
@@ -295,6 +302,17 @@ def _estimated(fleet: Fleet, df: pd.DataFrame, result, infos: list[TierInfo],
         vs_uniform_usd=out["vs_uniform_usd"], vs_uniform_frac=out["vs_uniform_frac"],
         **{k: out[k] for k in STATIC_SPLIT_FIELDS},
         saving_basis=saving_basis(ledger), vs_uniform_over_trace_frac=out["vs_uniform_frac"])
+
+
+def uniform_task_success(df: pd.DataFrame, infos: list[TierInfo], basis: str,
+                         unservable: np.ndarray) -> dict[str, float]:
+    """Per tier, its uniform fleet's estimated task success, from each step's correctness on
+    that tier as the estimate's uniform accuracy is (:func:`tiersim.routing.metrics.savings`:
+    a step longer than the tier's context, ``unservable``, scored 0); empty where ``df`` has
+    no sessions."""
+    matrix = np.where(unservable, 0.0, expected_matrix(df, infos, basis))
+    out = {t.name: task_success(df, matrix[:, k]) for k, t in enumerate(infos)}
+    return {name: float(v) for name, v in out.items() if v is not None}
 
 
 def longer_than_context(fleet: Fleet, df: pd.DataFrame) -> tuple[np.ndarray, dict[str, str]]:

@@ -59,6 +59,18 @@ def session_result(df: pd.DataFrame, requests: pd.DataFrame,
     )
 
 
+def task_success(df: pd.DataFrame, correctness: np.ndarray) -> float | None:
+    """Mean over tasks (``session_id``) of the product of their steps' ``correctness`` (per
+    row of ``df``, a dropped step scored 0), as :func:`session_result`'s ``task_success``; None
+    where ``df`` has no sessions. A uniform fleet's task success is this of its tier's column
+    (:func:`tiersim.savings.same_basis`), a plan design's of its scored requests."""
+    if "session_id" not in df.columns or "follows_id" not in df.columns or not len(df):
+        return None
+    t = pd.DataFrame({"session": df["session_id"].to_numpy(),
+                      "acc": np.asarray(correctness, dtype=np.float64)})
+    return float(t.groupby("session", sort=False)["acc"].prod().mean())
+
+
 def _to_headline(task_costs: np.ndarray, total_cost_usd: float | None) -> np.ndarray:
     """The tasks' costs scaled to sum to the headline (as they are without one); in equal
     shares when no step was charged anything (every one dropped) and the fleet still cost

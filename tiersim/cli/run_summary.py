@@ -213,10 +213,12 @@ def saving_row(saving: SavingsResult, missed: str | None = None) -> tuple[str, s
 
 def baseline_table(r: RunResult):
     """Each uniform fleet (every request on one tier), sized by simulation, against the routed
-    run, in the run's cost model."""
+    run, in the run's cost model; where the run has agent sessions, each fleet's task success
+    beside its per-request accuracy (what routing costs a task, not only a request)."""
     from rich.table import Table
 
     from tiersim.results import fleet_size
+    from tiersim.results_savings import TASK_SUCCESS_COLUMN
 
     saving = r.savings
     said = r.uniform_accuracy_words()
@@ -237,6 +239,9 @@ def baseline_table(r: RunResult):
         table.add_column(col, no_wrap=True, min_width=len(col))
     # the accuracy's name ("accuracy (realised draws)") wraps where the console is narrow
     table.add_column(r.accuracy_label, min_width=len("100.00 %"))
+    tasks = r.sessions is not None  # agent tasks: each fleet's task success beside it
+    if tasks:
+        table.add_column(TASK_SUCCESS_COLUMN, no_wrap=True, min_width=len(TASK_SUCCESS_COLUMN))
     table.add_column("cost USD", no_wrap=True, min_width=len("cost USD"))
     hourly = saving.shows_rates
     if hourly:  # the rates a saving per hour compares, beside the costs over the run
@@ -244,10 +249,13 @@ def baseline_table(r: RunResult):
     met = {True: "yes", False: "no", None: "-"}
     for b in saving.uniform:
         table.add_row(f"all {b.tier}", b.size(), met[b.slo_met], met[saving.meets_floor(b)],
-                      fmt(b.accuracy, " %", 100, digits=4), fmt(b.cost_usd),
+                      fmt(b.accuracy, " %", 100, digits=4),
+                      *([fmt(b.task_success, " %", 100, digits=4)] if tasks else []),
+                      fmt(b.cost_usd),
                       *([fmt(b.cost_per_hour_usd)] if hourly else []))
     table.add_row(r.fleet_label(), routed, met[saving.routed_slo_met],
                   met[saving.routed_floor_met], fmt(saving.accuracy, " %", 100, digits=4),
+                  *([fmt(r.sessions.task_success, " %", 100, digits=4)] if tasks else []),
                   fmt(saving.routed_cost_usd),
                   *([fmt(saving.routed_cost_per_hour_usd)] if hourly else []))
     return table

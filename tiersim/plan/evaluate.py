@@ -52,6 +52,7 @@ from tiersim.routing.accuracy import expected_matrix
 from tiersim.routing.config import policies_in_play, unread_key_problem
 from tiersim.routing.constrained import with_scenario_floor
 from tiersim.routing.policies import config_reads_realised
+from tiersim.session_metrics import task_success
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,10 @@ class Outcome:
     """The accuracy's 95% interval over the run's requests, as a run's ``router.accuracy_ci95``
     (:func:`tiersim.routing.metrics.accuracy_ci`); None with no request, and for the worst of
     several seeds (``--robust``: no one run's interval)."""
+    task_success: float | None = None
+    """Mean over agent tasks (``session_id``) of the product of their steps' scored
+    correctness, as a run's ``sessions.task_success``
+    (:func:`tiersim.session_metrics.task_success`); None where the traffic has no sessions."""
     accuracy_by_class: dict[str, dict[str, float]] | None = None
     """Each difficulty class of the requests, by name: its ``requests`` and ``accuracy``, as
     a run's ``accuracy_by_class`` (:func:`tiersim.class_accuracy.class_means`); None where no
@@ -769,6 +774,7 @@ class SimEvaluator:
                        attributed_cost_usd=attributed, e2e_p99_s=metrics.percentile(e2e, 99),
                        session_p99_s=self._session_p99(runs, n),
                        accuracy_ci95=_interval(scored),
+                       task_success=task_success(self.df, scored),
                        accuracy_by_class=class_means(self.df, scored))
 
     def _session_p99(self, runs: dict[str, _TierRun], n: int) -> float | None:

@@ -91,7 +91,8 @@ def worst_outcome(outcomes: list[Outcome]) -> Outcome:
         tiers={n: _worst_tier([o.tiers[n] for o in outcomes if n in o.tiers]) for n in names},
         attributed_cost_usd=costliest.attributed_cost_usd,
         e2e_p99_s=_worst([o.e2e_p99_s for o in outcomes], max),
-        session_p99_s=_worst([o.session_p99_s for o in outcomes], max))
+        session_p99_s=_worst([o.session_p99_s for o in outcomes], max),
+        task_success=_worst([o.task_success for o in outcomes], min))
 
 
 class SeedsEvaluator:

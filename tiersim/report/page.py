@@ -70,7 +70,12 @@ from tiersim.results import (
     whose_p99,
 )
 from tiersim.results_figures import MARGIN_SOURCE
-from tiersim.results_savings import SIMULATED_WORDS, estimate_label, saving_text
+from tiersim.results_savings import (
+    SIMULATED_WORDS,
+    TASK_SUCCESS_COLUMN,
+    estimate_label,
+    saving_text,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -571,12 +576,14 @@ def savings_section(run: RunResult) -> str:
     e2e = timed and run.slo_e2e_p99_s is not None  # held: its p99 beside the others
     task = timed and run.slo_session_p99_s is not None  # held: the task latency p99 too
     routed_task = None if run.sessions is None else run.sessions.task_latency_p99_s
+    tasks = run.sessions is not None  # agent tasks: each fleet's task success (modelled)
     rows = [[u.tier, f"infeasible: {u.infeasible}" if u.infeasible else
              u.replicas if u.prefill_replicas is None and u.techniques is None else
              f"{u.replicas}{split_words(u.replicas, u.prefill_replicas, u.techniques)}",
              u.gpus_per_replica, _met(u.slo_met),
              _met(s.meets_floor(u)),
-             to_figures(u.accuracy), u.cost_usd,
+             to_figures(u.accuracy), *([to_figures(u.task_success)] if tasks else []),
+             u.cost_usd,
              *([u.cost_per_hour_usd] if s.shows_rates else []),
              *(_p99_cells(u.ttft_p99_s, u.tpot_p99_s) if timed else []),
              *([figure_text(u.e2e_p99_s, " s")] if e2e else []),
@@ -585,7 +592,8 @@ def savings_section(run: RunResult) -> str:
         f"{t.replicas}{split_words(t.replicas, t.prefill_replicas, t.techniques)}"
         for t in run.tiers),
                  " + ".join(str(t.gpus_per_replica) for t in run.tiers), _met(s.routed_slo_met),
-                 _met(s.routed_floor_met), to_figures(s.accuracy), s.routed_cost_usd,
+                 _met(s.routed_floor_met), to_figures(s.accuracy),
+                 *([to_figures(run.sessions.task_success)] if tasks else []), s.routed_cost_usd,
                  *([s.routed_cost_per_hour_usd] if s.shows_rates else []),
                  *(_p99_cells(run.ttft_p99_s, run.tpot_p99_s) if timed else []),
                  *([figure_text(run.e2e_p99_s, " s")] if e2e else []),
@@ -609,7 +617,8 @@ def savings_section(run: RunResult) -> str:
         *_why_rows(s.drain_gap)])
     return (f"<h3>{page_text(label)}</h3>" + summary
             + table(["fleet", "replicas", "GPUs per replica", "meets SLOs", "meets floor",
-                     run.accuracy_label, "cost (USD)",
+                     run.accuracy_label, *([TASK_SUCCESS_COLUMN] if tasks else []),
+                     "cost (USD)",
                      *(["cost (USD per hour)"] if s.shows_rates else []),
                      *(["TTFT p99", "TPOT p99"] if timed else []),
                      *(["end-to-end p99"] if e2e else []),
