@@ -139,3 +139,62 @@ def test_task_success_is_the_mean_of_each_tasks_product(steps):
         by_task[s] = by_task.get(s, 1.0) * v
     assert task_success(df, values) == pytest.approx(np.mean(list(by_task.values())))
     assert task_success(df.drop(columns="follows_id"), values) is None
+
+
+# ------------------------------------------------------------ the plan
+
+
+def test_the_plan_gives_each_designs_task_success(tmp_path, capsys):
+    """plan.json gives each design's task success, and the console a line of the plan's
+    beside the uniform fleets' (agentic.yaml, no floor: the plan is all fp8, modelled)."""
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    out = tmp_path / "p"
+    assert main(["plan", str(AGENTIC), "--out", str(out), "--check-seeds", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  task success: plan 60.88%; uniform bf16 80.20% (modelled)" in lines
+    data = json.loads((out / "plan.json").read_text())
+    assert data["plan"]["task_success"] == pytest.approx(0.6088244068, rel=1e-9)
+    uniform = {u["design"]: u["task_success"] for u in data["uniform"]}
+    assert uniform["bf16"] == pytest.approx(0.8020082437, rel=1e-9)
+    routed = {r["design"]: r for r in data["runners_up"]}["fp8+bf16"]
+    assert routed["task_success"] == pytest.approx(0.69146186, rel=1e-7)
+    assert (
+        "task success: plan 60.88%; uniform bf16 80.20% (modelled)"
+        in (out / "report.html").read_text()
+    )
+
+
+def test_the_plan_line_against_a_distinct_baseline():
+    """Against a baseline that is not the plan: that baseline first, then the others; none
+    without sessions."""
+    from tiersim.results_plan_lines import task_line
+
+    chosen = {
+        "design": "fp8+bf16",
+        "task_success": 0.6914618,
+        "savings": {"baseline_uniform_design": "bf16"},
+    }
+    uniform = [
+        {"design": "fp8", "task_success": 0.6088244},
+        {"design": "bf16", "task_success": 0.8020082},
+        {"design": "w4", "feasible": False},
+    ]
+    assert task_line(chosen, uniform) == (
+        "task success: plan 69.15% vs uniform bf16 80.20%; uniform fp8 60.88% (modelled)"
+    )
+    assert task_line({"design": "fp8", "accuracy": 0.9}, uniform) is None
+
+
+def test_tiny_plan_has_no_task_success(tmp_path, capsys):
+    """No sessions: no task_success in plan.json, no task line."""
+    from tiersim.cli import main
+
+    capsys.readouterr()
+    out = tmp_path / "p"
+    assert main(["plan", "tiny", "--out", str(out), "--check-seeds", "0", "--no-report"]) == 0
+    assert "task success" not in capsys.readouterr().out
+    data = json.loads((out / "plan.json").read_text())
+    assert "task_success" not in data["plan"]
+    assert all("task_success" not in u for u in data["uniform"])

@@ -134,10 +134,11 @@ def _baseline_accuracy(chosen: dict, result: PlanResult) -> list[str]:
     (:func:`tiersim.results_plan_lines.baseline_line`, as the report gives it), then its
     accuracy per difficulty class against the baseline's (:func:`~tiersim.results_plan_lines.
     class_line`), indented; none where it has none."""
-    from tiersim.results_plan_lines import baseline_line, class_line
+    from tiersim.results_plan_lines import baseline_line, class_line, task_line
 
     lines = [baseline_line(chosen, result.uniform, result.current, result.hours_per_month),
-             class_line(chosen, result.uniform)]  # and the accuracy per difficulty class
+             class_line(chosen, result.uniform),  # and the accuracy per difficulty class
+             task_line(chosen, result.uniform)]  # and task success, with agent sessions
     return ["  " + line for line in lines if line is not None]
 
 

@@ -90,6 +90,8 @@ class DesignResult:
         })
         if o.accuracy_by_class is not None:  # requests with difficulty classes only
             out["accuracy_by_class"] = o.accuracy_by_class
+        if o.task_success is not None:  # traffic with agent sessions only
+            out["task_success"] = o.task_success
         return out
 
 

@@ -1093,6 +1093,7 @@ def plan_section(plan: PlanResult) -> str:
         floor_notes,
         left_out_words,
         p99_line,
+        task_line,
         tiers_over_slo,
         time_words,
     )
@@ -1126,6 +1127,7 @@ def plan_section(plan: PlanResult) -> str:
     p99 = p99_line(chosen, plan.uniform, plan.constraints)  # as tiersim plan prints it
     lost = baseline_line(chosen, plan.uniform, plan.current, plan.hours_per_month)  # likewise
     classes = class_line(chosen, plan.uniform)  # the accuracy per difficulty class, likewise
+    tasks = task_line(chosen, plan.uniform)  # task success, with agent sessions, likewise
     notes = [*floor_notes(chosen, plan.constraints, plan.uniform),  # and its notes
              *tiers_over_slo(chosen, plan.constraints, plan.robust)]
     savings = chosen.get("savings") or {}  # its baseline's gap on the saving's basis too
@@ -1156,6 +1158,7 @@ def plan_section(plan: PlanResult) -> str:
                                                          plan.robust))
             + ("" if lost is None else f"<p>{page_text(lost)}</p>")
             + ("" if classes is None else f"<p>{page_text(classes)}</p>")
+            + ("" if tasks is None else f"<p>{page_text(tasks)}</p>")
             + ("" if p99 is None else f"<p>{page_text(p99)}</p>")
             + current_section(plan)
             + "<h3>One replica fewer</h3>"
