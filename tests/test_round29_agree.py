@@ -254,13 +254,16 @@ def _console_headline(figures: Figures, run: RunResult, rows: dict[str, list[str
     _tier_figures(add, rows, run, tpot_scale=1e3)  # the console prints TPOT in ms
     s = run.savings
     if s is not None and s.method == "simulated":
+        tasks = run.sessions is not None  # a task success column before the cost (round 57)
         for u in s.uniform:
             cells = rows[f"all {u.tier}"]
             add(f"uniform {u.tier} accuracy", cells[3].split()[0], u.accuracy, 100)
-            add(f"uniform {u.tier} cost", cells[4], u.cost_usd)
+            if tasks:
+                add(f"uniform {u.tier} task success", cells[4].split()[0], u.task_success, 100)
+            add(f"uniform {u.tier} cost", cells[4 + tasks], u.cost_usd)
         cells = rows[run.fleet_label()]  # "this run (one tier)" for one tier (round 56)
         add("routed accuracy", cells[3].split()[0], s.accuracy, 100)
-        add("routed cost", cells[4], s.routed_cost_usd)
+        add("routed cost", cells[4 + tasks], s.routed_cost_usd)
 
 
 def _console_saving(figures: Figures, run: RunResult, rows: dict[str, list[str]]) -> None:
@@ -388,11 +391,15 @@ def _report_savings(add, run: RunResult, page: PageTables) -> None:
             assert per in summary[label] or label.endswith(per)
             add("saved vs uniform", _signed(summary[label]), s.vs_uniform_frac, 100)
     fleets = page.table(SAVINGS, "fleet")
+    tasks = run.sessions is not None  # a task success column before the cost (round 57)
     for u in s.uniform:
         _fraction_or_percent(add, f"uniform {u.tier} accuracy", fleets[u.tier][4], u.accuracy)
-        add(f"uniform {u.tier} cost", fleets[u.tier][5], u.cost_usd)
+        if tasks:
+            _fraction_or_percent(add, f"uniform {u.tier} task success", fleets[u.tier][5],
+                                 u.task_success)
+        add(f"uniform {u.tier} cost", fleets[u.tier][5 + tasks], u.cost_usd)
     _fraction_or_percent(add, "routed accuracy", fleets[run.fleet_label()][4], s.accuracy)
-    add("routed cost", fleets[run.fleet_label()][5], s.routed_cost_usd)
+    add("routed cost", fleets[run.fleet_label()][5 + tasks], s.routed_cost_usd)
 
 
 SHARED_TABLES = (("Agentic tasks", "figure", session_rows), ("Agentic tasks", "step type",

@@ -70,7 +70,7 @@ def test_a_sized_uniform_fleet_is_paid_until_the_run_ends(monkeypatch):
     # a response cache answered until 100 s, so it is paid, and lasts, 100 s
     outcome = SimpleNamespace(cost_usd=0.002, duration_s=2.0, cost_per_hour_usd=3.6,
                               attributed_cost_usd=0.001, accuracy=1.0, dropped=0,
-                              ttft_p99_s=0.1, tpot_p99_s=0.01, e2e_p99_s=1.0,
+                              ttft_p99_s=0.1, tpot_p99_s=0.01, e2e_p99_s=1.0, task_success=None,
                               tiers={"cheap": SimpleNamespace(prefill=None, techniques=None)})
     sized = SimpleNamespace(design=SimpleNamespace(tiers=["cheap"], gpus_per_replica=[1]),
                             replicas={"cheap": 1}, feasible=True, outcome=outcome,

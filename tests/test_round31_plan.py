@@ -67,8 +67,9 @@ def test_a_plan_cheaper_over_the_trace_only_by_the_drain_saves_nothing_it_prints
     assert "costs 2.56 % more per hour than the cheapest sized uniform fleet (c)" in text
     assert ("uniform c (12 x 1 GPU): meets every constraint; 2.50 % cheaper than the plan per "
             "hour (its tier is listed under baselines:, never in a design; 0.0658 % dearer "
-            "than the plan over the trace: its drain after the last arrival is longer), cost "
-            "16.9 USD") in text
+            "than the plan over the trace: its drain after the last arrival is longer) (the "
+            "saving's baseline: the same gap is 2.56 % of this fleet's USD/hour, the share the "
+            "plan costs more), cost 16.9 USD") in text  # the second basis since round 57
 
 
 def test_runners_up_are_dearer_per_hour_and_listed_in_plan_order():

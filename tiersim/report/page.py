@@ -469,7 +469,8 @@ def class_interval_words(basis: str | None) -> tuple[str, str]:
             "expected correctness: it holds how those expectations spread over the requests, "
             "not each answer's right-or-wrong draw, so a class whose requests expect alike "
             "reads narrower than the overall interval; it is not the range the class's "
-            "realised accuracy would fall in (docs/metrics.md, accuracy_by_class).")
+            "realised accuracy would fall in (docs/metrics.md in tiersim's source repository, "
+            "accuracy_by_class).")
 
 
 def quality_rows(r) -> list[list]:
