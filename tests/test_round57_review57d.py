@@ -57,7 +57,7 @@ def test_an_expected_class_interval_says_it_is_of_the_mean_expected_value():
         "correctness: it holds how those expectations spread over the requests, not each "
         "answer's right-or-wrong draw, so a class whose requests expect alike reads narrower "
         "than the overall interval; it is not the range the class's realised accuracy would "
-        "fall in (docs/metrics.md, accuracy_by_class).</p>"
+        "fall in (docs/metrics.md in tiersim's source repository, accuracy_by_class).</p>"
     ) in page
 
 
